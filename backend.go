@@ -1,0 +1,147 @@
+package baton
+
+import (
+	"context"
+	"time"
+)
+
+// Flags say how a node is created.
+type Flags uint8
+
+const (
+	// Ephemeral binds the node to the session: it is removed when the
+	// session ends.
+	Ephemeral Flags = 1 << iota
+	// Sequential asks the store to order the node after every sibling
+	// created before it. The backend names a sequential node from its kind
+	// in its own dialect; a non-sequential node is named kind verbatim.
+	Sequential
+)
+
+// Node kinds the recipes create. A backend maps each to its dialect's
+// name (Curator's "_c_<uuid>-lock-<seq>" on ZooKeeper, "NAME/<lease>" on
+// etcd) and parses foreign contenders back to the same kinds.
+const (
+	KindLock  = "lock"  // Mutex contender
+	KindRead  = "read"  // RWMutex reader
+	KindWrite = "write" // RWMutex writer
+	KindLatch = "latch" // Election candidate
+	KindLease = "lease" // Semaphore lease
+	KindQueue = "qn"    // Queue item
+)
+
+// Node is one child of a directory as a backend reports it.
+type Node struct {
+	// Path is the node's full path (ZooKeeper) or key (etcd).
+	Path string
+	// Name is the last element of Path.
+	Name string
+	// Kind is the recipe kind parsed from the name (KindLock, …), the
+	// literal name of a non-sequential node, or "" for a child no recipe
+	// recognises.
+	Kind string
+	// Seq orders siblings: the ZooKeeper sequence (wrap-corrected) or the
+	// etcd CreateRevision. Only comparisons between siblings are meaningful.
+	Seq int64
+	// Token is a fencing token, strictly increasing in creation order across
+	// the whole store: ZooKeeper czxid, etcd CreateRevision. Zero when the
+	// listing that produced the node did not carry it.
+	Token int64
+	// Owner is the id of the session owning an ephemeral node, "" if the
+	// node is persistent or the owner is not known from the listing.
+	Owner string
+	// Created is when the node was created, if the store records it.
+	Created time.Time
+}
+
+// OpKind is what an Op does.
+type OpKind uint8
+
+// The operations a guarded Commit can carry.
+const (
+	OpSet    OpKind = iota + 1 // set the data of an existing node
+	OpDelete                   // delete a node (that incarnation only)
+	OpCreate                   // create a node
+)
+
+// Op is one operation of a guarded Commit.
+type Op struct {
+	Kind  OpKind
+	Node  Node   // OpSet, OpDelete: the target
+	Dir   string // OpCreate: the parent
+	Name  string // OpCreate: kind (sequential) or literal name
+	Flags Flags  // OpCreate
+	Data  []byte // OpSet, OpCreate
+}
+
+// Conn is one session's view of a coordination store: the primitives the
+// recipes are written against. Backends (zk, etcd, memory) implement it;
+// users open one through a backend and wrap it with NewSession.
+//
+// Every blocking method takes ctx first and returns ctx.Err() (possibly
+// wrapped) when it is cancelled. Once the session is gone every method
+// returns an error that satisfies IsSessionGone.
+type Conn interface {
+	// ID is the session's id as the store shows it (hex).
+	ID() string
+	// TTL is the session timeout in force (as granted by the server).
+	TTL() time.Duration
+	// Done is closed when the session is over: expired by the server, lost
+	// locally (no confirmed contact for TTL minus a margin), or closed.
+	Done() <-chan struct{}
+	// Err is nil while Done is open, then says why it closed
+	// (ErrSessionExpired, ErrSessionLost or ErrClosed, possibly wrapped).
+	Err() error
+	// Close ends the session, removing its ephemeral nodes.
+	Close(ctx context.Context) error
+
+	// Create makes a child of dir, creating missing parents (container
+	// nodes where the store has them). With Sequential the backend names
+	// the node from kind; otherwise the node is named kind and ErrExists is
+	// returned if it is there already. Create is exactly-once: a retry after
+	// a connection loss never leaves a second node behind.
+	Create(ctx context.Context, dir, kind string, data []byte, f Flags) (Node, error)
+	// Children lists the direct children of dir in Seq order (non-sequential
+	// nodes after sequential ones, by name). A missing dir is an empty list.
+	Children(ctx context.Context, dir string) ([]Node, error)
+	// Get reads one node. A missing node is ErrNotFound.
+	Get(ctx context.Context, path string) ([]byte, Node, error)
+	// Delete removes that incarnation of n (matched by Token where known):
+	// never a newer node of the same name. Deleting a missing node is nil.
+	Delete(ctx context.Context, n Node) error
+	// WaitGone returns nil once that incarnation of n no longer exists. It
+	// watches n alone, so a release wakes only the waiter behind it.
+	WaitGone(ctx context.Context, n Node) error
+	// WaitChildren returns nil as soon as the children of dir differ (by
+	// Path and Token) from since; at once if they already do.
+	WaitChildren(ctx context.Context, dir string, since []Node) error
+	// WaitExists returns the node at path once it exists (at once if it
+	// does).
+	WaitExists(ctx context.Context, path string) (Node, error)
+	// Commit applies ops atomically, only while guard (that incarnation)
+	// still exists; otherwise it returns ErrGuard and applies nothing. A zero
+	// guard applies ops unconditionally, still atomically.
+	Commit(ctx context.Context, guard Node, ops ...Op) error
+}
+
+// CreateLister is an optional Conn capability: create a sequential node and
+// list its siblings (including it) in one round trip. Recipes use it when a
+// backend offers it (etcd does, in one Txn).
+type CreateLister interface {
+	CreateAndList(ctx context.Context, dir, kind string, data []byte, f Flags) (Node, []Node, error)
+}
+
+// Join appends elem to dir with one slash between them.
+func Join(dir, elem string) string {
+	if dir == "" || dir[len(dir)-1] == '/' {
+		return dir + elem
+	}
+	return dir + "/" + elem
+}
+
+// WatchCounter is an optional Conn capability used by tests and the bench:
+// the number of watch notifications this session has received from the
+// store. A herd-free release raises the total over all sessions by one.
+type WatchCounter interface {
+	WatchEvents() int64
+}

@@ -1,0 +1,38 @@
+// Package batontest is the conformance suite every baton backend must
+// pass: each recipe's contract, mutual exclusion under load, herd-freedom
+// and the fault cases, written once and run against memory, ZooKeeper and
+// etcd.
+package batontest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// Harness is how the suite drives one backend.
+type Harness struct {
+	// Name names the backend in test output.
+	Name string
+	// Open opens a new session with the given TTL (0 means the backend's
+	// short test default, about a second). It registers its own cleanup.
+	Open func(t testing.TB, ttl time.Duration) *baton.Session
+	// Path returns a fresh, unused name for one test (a ZooKeeper path, an
+	// etcd prefix).
+	Path func(t testing.TB) string
+	// Expire makes the server expire s's session now, as if the client had
+	// gone silent for its whole TTL.
+	Expire func(t testing.TB, s *baton.Session)
+	// Partition cuts s off the store (both directions) until heal is
+	// called. The session must then report itself lost locally before the
+	// server expires it.
+	Partition func(t testing.TB, s *baton.Session) (heal func())
+	// DropCreateReply arranges that the next Create on s reaches the store
+	// and is applied there, but its reply is lost as in a connection loss.
+	DropCreateReply func(t testing.TB, s *baton.Session)
+	// WatchFires, if set, returns the store-wide count of watch
+	// notifications sent (e.g. read from the server); otherwise the suite
+	// sums WatchCounter over its sessions.
+	WatchFires func(t testing.TB) int64
+}

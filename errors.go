@@ -1,0 +1,46 @@
+package baton
+
+import "errors"
+
+// Sentinel errors returned by the recipes and backends. Compare with
+// errors.Is: they are usually wrapped with more context.
+var (
+	// ErrLocked is returned by TryLock (and other Try calls) when the
+	// recipe is held by someone else.
+	ErrLocked = errors.New("baton: already held by another")
+	// ErrNotHeld is returned by Unlock (and other release calls) when the
+	// caller holds nothing.
+	ErrNotHeld = errors.New("baton: not held")
+	// ErrLost is returned (and reported by Lease.Err) when a hold may have
+	// been lost: the session ended, or our node vanished. Another client may
+	// hold the lock now.
+	ErrLost = errors.New("baton: lock lost")
+	// ErrSessionExpired means the server expired the session: every
+	// ephemeral node it owned is gone.
+	ErrSessionExpired = errors.New("baton: session expired")
+	// ErrSessionLost means the session could not be confirmed alive within
+	// its TTL minus a safety margin, so it is treated as gone before the
+	// server can expire it.
+	ErrSessionLost = errors.New("baton: session lost")
+	// ErrClosed means the session was closed by its owner.
+	ErrClosed = errors.New("baton: session closed")
+	// ErrNotFound means a node or key does not exist.
+	ErrNotFound = errors.New("baton: not found")
+	// ErrExists means a node with a fixed name already exists.
+	ErrExists = errors.New("baton: already exists")
+	// ErrGuard means a guarded commit was refused because its guard node
+	// no longer exists in the incarnation given.
+	ErrGuard = errors.New("baton: guard failed")
+	// ErrInvalidName means a recipe name or path is not usable on the store.
+	ErrInvalidName = errors.New("baton: invalid name")
+	// ErrInvalidTTL means a session TTL is outside what the store allows.
+	ErrInvalidTTL = errors.New("baton: invalid ttl")
+	// ErrEmpty is returned by non-blocking queue reads on an empty queue.
+	ErrEmpty = errors.New("baton: queue empty")
+)
+
+// IsSessionGone reports whether err says the session is over (expired,
+// lost or closed).
+func IsSessionGone(err error) bool {
+	return errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrSessionLost) || errors.Is(err, ErrClosed)
+}
