@@ -1,0 +1,171 @@
+// Package embedded runs a real single-node etcd server inside the process,
+// on loopback ports, for tests, demos and `baton serve`.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Config says where and how to run the server.
+type Config struct {
+	// DataDir holds the server's data. It is created if missing; a
+	// server started again on the same DataDir resumes its data.
+	DataDir string
+	// ClientAddr is the host:port clients connect to; "" means
+	// "127.0.0.1:0", a free loopback port.
+	ClientAddr string
+	// PeerAddr is the host:port of the (unused) peer listener; "" means a
+	// free loopback port.
+	PeerAddr string
+	// Fast shortens the raft heartbeat and election timeouts (10 ms and
+	// 100 ms) so the server is ready in tens of milliseconds. For tests;
+	// it also lowers the minimum lease TTL the server grants.
+	Fast bool
+	// Logger receives the server's logs; nil discards them.
+	Logger *zap.Logger
+}
+
+// Server is a running embedded etcd.
+type Server struct {
+	cfg    Config
+	client string // resolved client host:port
+	peer   string // resolved peer host:port
+
+	mu   sync.Mutex
+	etcd *embed.Etcd
+}
+
+// readyTimeout bounds how long Start waits for the server to serve.
+const readyTimeout = 30 * time.Second
+
+// Start starts a server and returns once it serves clients. On failure it
+// leaves nothing running.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("embedded: DataDir is required")
+	}
+	if cfg.ClientAddr == "" {
+		cfg.ClientAddr = "127.0.0.1:0"
+	}
+	if cfg.PeerAddr == "" {
+		cfg.PeerAddr = "127.0.0.1:0"
+	}
+	peer, err := resolvePort(cfg.PeerAddr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, client: cfg.ClientAddr, peer: peer}
+	if err := s.start(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// resolvePort turns a ":0" address into one with a free port. The peer
+// URL is part of the member's identity, so it must be fixed before the
+// first start.
+func resolvePort(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("embedded: address %q: %w", addr, err)
+	}
+	if port != "0" {
+		return addr, nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", fmt.Errorf("embedded: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func (s *Server) start(ctx context.Context) error {
+	if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("embedded: %w", err)
+	}
+	ec := embed.NewConfig()
+	ec.Name = "baton"
+	ec.Dir = s.cfg.DataDir
+	cu := url.URL{Scheme: "http", Host: s.client}
+	pu := url.URL{Scheme: "http", Host: s.peer}
+	ec.ListenClientUrls = []url.URL{cu}
+	ec.AdvertiseClientUrls = []url.URL{cu}
+	ec.ListenPeerUrls = []url.URL{pu}
+	ec.AdvertisePeerUrls = []url.URL{pu}
+	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	if s.cfg.Fast {
+		ec.TickMs = 10
+		ec.ElectionMs = 100
+		ec.UnsafeNoFsync = true
+	}
+	lg := s.cfg.Logger
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		return fmt.Errorf("embedded: start etcd: %w", err)
+	}
+	t := time.NewTimer(readyTimeout)
+	defer t.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return fmt.Errorf("embedded: etcd failed: %w", err)
+	case <-t.C:
+		e.Close()
+		return errors.New("embedded: etcd not ready in time")
+	case <-ctx.Done():
+		e.Close()
+		return ctx.Err()
+	}
+	s.client = e.Clients[0].Addr().String()
+	s.mu.Lock()
+	s.etcd = e
+	s.mu.Unlock()
+	return nil
+}
+
+// Endpoints are the client URLs to dial.
+func (s *Server) Endpoints() []string { return []string{"http://" + s.client} }
+
+// Addr is the client host:port.
+func (s *Server) Addr() string { return s.client }
+
+// Stop stops the server, keeping its data dir, so that Restart can resume
+// it. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	e := s.etcd
+	s.etcd = nil
+	s.mu.Unlock()
+	if e != nil {
+		e.Close()
+	}
+}
+
+// Restart stops the server if it runs and starts it again on the same data
+// dir and ports.
+func (s *Server) Restart(ctx context.Context) error {
+	s.Stop()
+	return s.start(ctx)
+}
+
+// Close stops the server. Its data dir is left in place.
+func (s *Server) Close() error {
+	s.Stop()
+	return nil
+}
