@@ -35,4 +35,8 @@ type Harness struct {
 	// notifications sent (e.g. read from the server); otherwise the suite
 	// sums WatchCounter over its sessions.
 	WatchFires func(t testing.TB) int64
+	// PendingWatches, if set, returns the number of watches currently set
+	// on the store (ZooKeeper's wchs). The herd test then also checks that
+	// every release sends exactly one notification.
+	PendingWatches func(t testing.TB) int
 }

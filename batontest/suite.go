@@ -1,0 +1,89 @@
+package batontest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// suite lists every conformance test. Recipes add theirs here.
+var suite = []struct {
+	name string
+	fn   func(t *testing.T, h Harness)
+}{
+	{"Mutex/SeedsScenario", testMutexSeeds},
+	{"Mutex/MutualExclusion", testMutexExclusion},
+	{"Mutex/HerdFree", testMutexHerd},
+	{"Mutex/TryLock", testMutexTryLock},
+	{"Mutex/Reentrant", testMutexReentrant},
+	{"Mutex/CancelLeavesNothing", testMutexCancel},
+	{"Mutex/CreateReplyLost", testMutexCreateReplyLost},
+	{"Mutex/LostBeforeOthersAcquire", testMutexLostFirst},
+	{"Mutex/ExpiryWhileHolding", testMutexExpiry},
+	{"Mutex/WaiterSessionLost", testMutexWaiterLost},
+	{"Mutex/InvalidName", testMutexInvalidName},
+}
+
+// Run runs the whole conformance suite against one backend.
+func Run(t *testing.T, h Harness) {
+	for _, tc := range suite {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
+	}
+}
+
+// timeout bounds every conformance test.
+const timeout = 60 * time.Second
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// sessions opens n sessions with the harness default TTL.
+func sessions(t *testing.T, h Harness, n int) []*baton.Session {
+	ss := make([]*baton.Session, n)
+	for i := range ss {
+		ss[i] = h.Open(t, 0)
+	}
+	return ss
+}
+
+// children lists dir through a fresh session.
+func children(t *testing.T, h Harness, dir string) []baton.Node {
+	t.Helper()
+	s := h.Open(t, 0)
+	kids, err := s.Conn().Children(testCtx(t), dir)
+	if err != nil {
+		t.Fatalf("children %s: %v", dir, err)
+	}
+	return kids
+}
+
+// waitFor polls cond every few milliseconds until it holds or d passes.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return cond()
+}
+
+// fires returns the watch notifications seen so far across ss.
+func fires(t *testing.T, h Harness, ss []*baton.Session) int64 {
+	if h.WatchFires != nil {
+		return h.WatchFires(t)
+	}
+	var n int64
+	for _, s := range ss {
+		if wc, ok := s.Conn().(baton.WatchCounter); ok {
+			n += wc.WatchEvents()
+		}
+	}
+	return n
+}

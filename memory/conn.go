@@ -1,0 +1,330 @@
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// errConnLoss is what a client sees when a reply is lost.
+var errConnLoss = errors.New("memory: connection loss")
+
+type conn struct {
+	st  *Store
+	id  string
+	ttl time.Duration
+
+	// guarded by st.mu
+	partitioned bool
+	heal        chan struct{} // closed while not partitioned
+	dropCreates int
+
+	once   sync.Once
+	done   chan struct{}
+	err    error
+	events atomic.Int64
+}
+
+var (
+	_ baton.Conn         = (*conn)(nil)
+	_ baton.WatchCounter = (*conn)(nil)
+)
+
+func (c *conn) ID() string            { return c.id }
+func (c *conn) TTL() time.Duration    { return c.ttl }
+func (c *conn) Done() <-chan struct{} { return c.done }
+func (c *conn) WatchEvents() int64    { return c.events.Load() }
+func (c *conn) Close(context.Context) error {
+	c.end(baton.ErrClosed, true)
+	return nil
+}
+
+func (c *conn) Err() error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// end closes the session with err; serverSide also removes its ephemeral
+// nodes (an expiry or a close the server saw). A session lost only locally
+// keeps its nodes until the store's own expiry.
+func (c *conn) end(err error, serverSide bool) {
+	c.once.Do(func() {
+		c.err = err
+		close(c.done)
+	})
+	if serverSide {
+		c.st.expireServerSide(c)
+	}
+}
+
+// begin waits out a partition and fails once the session is over. On
+// success the store is locked; the caller must unlock it.
+func (c *conn) begin(ctx context.Context) error {
+	for {
+		if err := c.Err(); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c.st.mu.Lock()
+		if !c.partitioned {
+			return nil
+		}
+		heal := c.heal
+		c.st.mu.Unlock()
+		select {
+		case <-heal:
+		case <-c.done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func newUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
+	if err := validPath(dir); err != nil {
+		return baton.Node{}, err
+	}
+	if kind == "" || strings.Contains(kind, "/") {
+		return baton.Node{}, fmt.Errorf("%w: node name %q", baton.ErrInvalidName, kind)
+	}
+	uid := newUID()
+	if err := c.begin(ctx); err != nil {
+		return baton.Node{}, err
+	}
+	n, err := c.st.put(dir, kind, data, f, c.id, uid)
+	dropped := false
+	if err == nil && c.dropCreates > 0 {
+		c.dropCreates--
+		dropped = true
+	}
+	c.st.mu.Unlock()
+	if err != nil {
+		return baton.Node{}, err
+	}
+	if !dropped {
+		return n.public(), nil
+	}
+	// The reply was lost. Find the node again by the attempt's unique id
+	// (ZooKeeper's protected mode) and make sure it is ours.
+	return c.recover(ctx, dir, kind, uid, f)
+}
+
+func (c *conn) recover(ctx context.Context, dir, kind, uid string, f baton.Flags) (baton.Node, error) {
+	if err := c.begin(ctx); err != nil {
+		return baton.Node{}, fmt.Errorf("%w: %w", errConnLoss, err)
+	}
+	defer c.st.mu.Unlock()
+	for _, n := range c.st.kids[dir] {
+		if f&baton.Sequential != 0 && kind != baton.KindQueue && strings.Contains(n.name, uid) {
+			if n.owner != c.id && f&baton.Ephemeral != 0 {
+				c.st.remove(n)
+				return baton.Node{}, fmt.Errorf("%w: create landed in another session", baton.ErrSessionExpired)
+			}
+			return n.public(), nil
+		}
+		if f&baton.Sequential == 0 && n.name == kind && n.owner == c.id {
+			return n.public(), nil
+		}
+	}
+	// Not applied after all: create it now.
+	n, err := c.st.put(dir, kind, nil, f, c.id, uid)
+	if err != nil {
+		return baton.Node{}, err
+	}
+	return n.public(), nil
+}
+
+func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
+	if err := validPath(dir); err != nil {
+		return nil, err
+	}
+	if err := c.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer c.st.mu.Unlock()
+	return c.st.children(dir), nil
+}
+
+func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
+	if err := validPath(path); err != nil {
+		return nil, baton.Node{}, err
+	}
+	if err := c.begin(ctx); err != nil {
+		return nil, baton.Node{}, err
+	}
+	defer c.st.mu.Unlock()
+	n := c.st.nodes[path]
+	if n == nil {
+		return nil, baton.Node{}, fmt.Errorf("%w: %s", baton.ErrNotFound, path)
+	}
+	return append([]byte(nil), n.data...), n.public(), nil
+}
+
+func (c *conn) Delete(ctx context.Context, want baton.Node) error {
+	if err := c.begin(ctx); err != nil {
+		return err
+	}
+	defer c.st.mu.Unlock()
+	if n := c.st.lookup(want); n != nil {
+		c.st.remove(n)
+	}
+	return nil
+}
+
+// wait registers a one-shot watch under key if pending (evaluated under
+// the lock) says the condition is not met yet, and waits for it.
+func (c *conn) wait(ctx context.Context, key, kind string, met func() bool) error {
+	for {
+		if err := c.begin(ctx); err != nil {
+			return err
+		}
+		if met() {
+			c.st.mu.Unlock()
+			return nil
+		}
+		w := &watch{kind: kind, ch: make(chan struct{}), c: c}
+		c.st.watches[key] = append(c.st.watches[key], w)
+		c.st.mu.Unlock()
+		select {
+		case <-w.ch:
+			c.st.mu.Lock()
+			d := c.st.delay
+			c.st.mu.Unlock()
+			if d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+				}
+			}
+		case <-c.done:
+			c.unwatch(key, w)
+			return c.err
+		case <-ctx.Done():
+			c.unwatch(key, w)
+			return ctx.Err()
+		}
+	}
+}
+
+func (c *conn) unwatch(key string, w *watch) {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	ws := c.st.watches[key]
+	for i, x := range ws {
+		if x == w {
+			c.st.watches[key] = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(c.st.watches[key]) == 0 {
+		delete(c.st.watches, key)
+	}
+}
+
+func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
+	return c.wait(ctx, n.Path, "gone", func() bool { return c.st.lookup(n) == nil })
+}
+
+func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
+	if err := validPath(dir); err != nil {
+		return err
+	}
+	return c.wait(ctx, dir, "kids", func() bool { return !sameNodes(c.st.children(dir), since) })
+}
+
+func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) {
+	if err := validPath(path); err != nil {
+		return baton.Node{}, err
+	}
+	var found baton.Node
+	err := c.wait(ctx, path, "exists", func() bool {
+		n := c.st.nodes[path]
+		if n != nil {
+			found = n.public()
+		}
+		return n != nil
+	})
+	return found, err
+}
+
+func sameNodes(a, b []baton.Node) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := make(map[string]int64, len(a))
+	for _, n := range a {
+		seen[n.Path] = n.Token
+	}
+	for _, n := range b {
+		t, ok := seen[n.Path]
+		if !ok || (n.Token != 0 && t != n.Token) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {
+	if err := c.begin(ctx); err != nil {
+		return err
+	}
+	defer c.st.mu.Unlock()
+	if guard.Path != "" && c.st.lookup(guard) == nil {
+		return fmt.Errorf("%w: %s", baton.ErrGuard, guard.Path)
+	}
+	// Check every op first so that nothing applies unless all can.
+	for _, op := range ops {
+		switch op.Kind {
+		case baton.OpSet, baton.OpDelete:
+			if c.st.lookup(op.Node) == nil {
+				return fmt.Errorf("%w: %s", baton.ErrNotFound, op.Node.Path)
+			}
+		case baton.OpCreate:
+			if err := validPath(op.Dir); err != nil {
+				return err
+			}
+			if op.Flags&baton.Sequential == 0 && c.st.kids[op.Dir][op.Name] != nil {
+				return fmt.Errorf("%w: %s", baton.ErrExists, baton.Join(op.Dir, op.Name))
+			}
+		default:
+			return fmt.Errorf("memory: unknown op %d", op.Kind)
+		}
+	}
+	for _, op := range ops {
+		switch op.Kind {
+		case baton.OpSet:
+			n := c.st.lookup(op.Node)
+			n.data = append([]byte(nil), op.Data...)
+			c.st.zxid++
+		case baton.OpDelete:
+			c.st.remove(c.st.lookup(op.Node))
+		case baton.OpCreate:
+			if _, err := c.st.put(op.Dir, op.Name, op.Data, op.Flags, c.id, newUID()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what baton's tests need on a Debian machine: the real engines
+# (ZooKeeper, Redis, etcd's etcdctl and 3.4 server), the interop peers
+# (Apache Curator, kazoo, ZooKeeper's own recipes) and the Go modules.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(zookeeper redis-server etcd-client etcd-server libcurator-recipes-java python3-kazoo libzookeeper-java)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v java >/dev/null || { echo "setup: java is required (ZooKeeper, Curator)"; exit 1; }
+go mod download
