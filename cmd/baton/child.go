@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// signals catches SIGINT, SIGTERM and SIGHUP for the whole command, so
+// that baton decides what they mean: cancel a wait, release a hold, or pass
+// them on to CMD.
+type signals struct {
+	c chan os.Signal
+}
+
+func catchSignals() *signals {
+	s := &signals{c: make(chan os.Signal, 8)}
+	signal.Notify(s.c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	return s
+}
+
+// stop stops catching: the default actions apply again.
+func (s *signals) stop() { signal.Stop(s.c) }
+
+// requeue puts a signal back for the next reader.
+func (s *signals) requeue(sig os.Signal) {
+	select {
+	case s.c <- sig:
+	default:
+	}
+}
+
+// sigStatus is the shell's exit status for death by sig.
+func sigStatus(sig os.Signal) int {
+	if n, ok := sig.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return exitFailure
+}
+
+// errTimeout marks a wait that ran out of --timeout.
+var errTimeout = errors.New("timed out")
+
+// waitFor runs get under a ctx that a caught signal or the timeout (if
+// positive) cancels. A signal makes it return the signal's exit status; a
+// timeout wraps errTimeout with exit status 75. A signal that arrives just
+// after get succeeded is put back for the caller.
+func waitFor[T any](ctx context.Context, sigs *signals, timeout time.Duration, get func(context.Context) (T, error)) (T, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if timeout > 0 {
+		var c2 context.CancelFunc
+		wctx, c2 = context.WithTimeout(wctx, timeout)
+		defer c2()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := get(wctx)
+		ch <- result{v, err}
+	}()
+	var sig os.Signal
+	for {
+		select {
+		case r := <-ch:
+			switch {
+			case r.err == nil:
+				if sig != nil {
+					sigs.requeue(sig)
+				}
+				return r.v, nil
+			case sig != nil:
+				return r.v, exitWith(sigStatus(sig), nil)
+			case timeout > 0 && ctx.Err() == nil && errors.Is(r.err, context.DeadlineExceeded):
+				return r.v, exitWith(exitTimeout, fmt.Errorf("%w after %v", errTimeout, timeout))
+			}
+			return r.v, r.err
+		case s := <-sigs.c:
+			if sig == nil {
+				sig = s
+				cancel()
+			}
+		}
+	}
+}
+
+// childResult says how CMD ended.
+type childResult struct {
+	status int  // CMD's exit status (128+n for a signal)
+	lost   bool // the hold ended while CMD ran and baton stopped CMD
+}
+
+// runCmd runs argv in its own process group with env added, passing on
+// caught signals to the group. If lost closes first, the group gets
+// SIGTERM, then SIGKILL after killAfter. It returns once CMD has exited.
+func (m *Main) runCmd(argv, env []string, sigs *signals, lost <-chan struct{}, killAfter time.Duration) (childResult, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = m.Stdin, m.Stdout, m.Stderr
+	cmd.Env = append(os.Environ(), env...)
+	// Own group so baton can signal CMD and everything it started; if baton
+	// itself dies, CMD must not go on believing it holds the lock.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		code := 126
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			code = 127
+		}
+		return childResult{status: code}, exitWith(code, fmt.Errorf("cannot run %s: %v", argv[0], err))
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var res childResult
+	var kill <-chan time.Time
+	for {
+		select {
+		case err := <-done:
+			if res.lost {
+				// Nothing in the group may outlive the hold.
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+			res.status = exitStatus(cmd.ProcessState, err)
+			return res, nil
+		case s := <-sigs.c:
+			_ = syscall.Kill(-pgid, s.(syscall.Signal))
+		case <-lost:
+			lost = nil
+			res.lost = true
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			t := time.NewTimer(killAfter)
+			defer t.Stop()
+			kill = t.C
+		case <-kill:
+			kill = nil
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+}
+
+func exitStatus(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return exitFailure
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}

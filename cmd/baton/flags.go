@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/store"
+)
+
+const defaultStore = store.Default
+
+// cleanupTimeout bounds releasing and closing after the work is done.
+const cleanupTimeout = 5 * time.Second
+
+// storeFlags are the flags every store-using subcommand takes.
+type storeFlags struct {
+	url  string
+	dial time.Duration
+	ttl  time.Duration
+}
+
+// newFlags returns a flag set for a subcommand, with --store and
+// --dial-timeout (and --ttl if withTTL).
+func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *flag.FlagSet {
+	fs := flag.NewFlagSet("baton "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if sf != nil {
+		def := m.Getenv("BATON_STORE")
+		if def == "" {
+			def = defaultStore
+		}
+		fs.StringVar(&sf.url, "store", def, "store `URL` (or $BATON_STORE)")
+		fs.DurationVar(&sf.dial, "dial-timeout", store.DefaultDialTimeout, "give up connecting to the store after this long")
+		if withTTL {
+			fs.DurationVar(&sf.ttl, "ttl", baton.DefaultTTL, "session TTL: how long a crashed holder keeps the lock")
+		}
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(m.Stderr, "usage: baton %s\n\nflags:\n", synopsis)
+		fs.SetOutput(m.Stderr)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseArgs parses flags anywhere before a "--" and returns the
+// positional arguments and the command line after "--" (nil if absent).
+func parseArgs(fs *flag.FlagSet, args []string) (pos, cmd []string, err error) {
+	head := args
+	for i, a := range args {
+		if a == "--" {
+			head, cmd = args[:i], append([]string{}, args[i+1:]...)
+			if cmd == nil {
+				cmd = []string{}
+			}
+			break
+		}
+	}
+	rest := head
+	for n := 0; n <= len(head); n++ {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, nil, err
+			}
+			return nil, nil, usageErr("%s: %v", fs.Name(), err)
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		rest = rest[1:]
+	}
+	return pos, cmd, nil
+}
+
+// checkName rejects names no store can use, before dialing.
+func checkName(name string) error {
+	if name == "" {
+		return usageErr("empty NAME")
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return usageErr("NAME %q has a control character", name)
+		}
+	}
+	return nil
+}
+
+// oneName returns the single positional argument NAME.
+func oneName(fs *flag.FlagSet, pos []string) (string, error) {
+	if len(pos) != 1 {
+		fs.Usage()
+		if len(pos) == 0 {
+			return "", usageErr("%s: missing NAME", fs.Name())
+		}
+		return "", usageErr("%s: unexpected arguments %q (put CMD after --)", fs.Name(), strings.Join(pos[1:], " "))
+	}
+	return pos[0], checkName(pos[0])
+}
+
+// open parses the store URL and opens it within the dial timeout.
+func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
+	u, err := store.Parse(sf.url)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	s, err := store.Open(ctx, u, store.Options{DialTimeout: sf.dial, TTL: sf.ttl})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// closeStore ends the session, bounded.
+func closeStore(s *store.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_ = s.Close(ctx)
+}
+
+// isTimeout reports whether err is waitFor's --timeout error.
+func isTimeout(err error) bool { return errors.Is(err, errTimeout) }
+
+// wrapExit adds context to err's message, keeping its exit status.
+func wrapExit(err error, format string, a ...any) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err == nil {
+			return err
+		}
+		return exitWith(ee.code, fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), ee.err))
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), err)
+}

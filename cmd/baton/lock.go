@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// hold is one acquisition of a lock-like recipe.
+type hold struct {
+	lease   *baton.Lease
+	release func(ctx context.Context) error
+}
+
+func (h hold) unlock() {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_ = h.release(ctx)
+}
+
+// lockOn acquires name on s: a Mutex on session stores, the Redis lock
+// (single instance or Redlock) otherwise.
+func lockOn(ctx context.Context, s *store.Store, name string) (hold, error) {
+	if s.Locker != nil {
+		u, err := s.Locker.Lock(ctx, name)
+		if err != nil {
+			return hold{}, err
+		}
+		return hold{lease: u.Lease(), release: u.Unlock}, nil
+	}
+	mu := baton.NewMutex(s.Session, name)
+	l, err := mu.Lock(ctx)
+	if err != nil {
+		return hold{}, err
+	}
+	return hold{lease: l, release: mu.Unlock}, nil
+}
+
+// lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
+func (m *Main) lock(ctx context.Context, args []string) error {
+	var sf storeFlags
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [-- CMD [ARG…]]", &sf, true)
+	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
+	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD this long after SIGTERM")
+	pos, argv, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneName(fs, pos)
+	if err != nil {
+		return err
+	}
+	if argv != nil && len(argv) == 0 {
+		return usageErr("lock: no CMD after --")
+	}
+	sigs := catchSignals()
+	defer sigs.stop()
+
+	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, &sf) })
+	if err != nil {
+		return err
+	}
+	defer closeStore(s)
+	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (hold, error) { return lockOn(ctx, s, name) })
+	if err != nil {
+		if isTimeout(err) {
+			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v", name, *timeout))
+		}
+		return wrapExit(err, "lock %s", name)
+	}
+	defer h.unlock()
+	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
+	if argv == nil {
+		return m.holdUntilSignal(sigs, h.lease, "lock "+name, env)
+	}
+	res, err := m.runCmd(argv, env, sigs, h.lease.Done(), *killAfter)
+	if err != nil {
+		return err
+	}
+	if res.lost {
+		return exitWith(exitLost, fmt.Errorf("lock %s lost while CMD ran (%v): CMD stopped", name, h.lease.Err()))
+	}
+	return exitWith(res.status, nil)
+}
+
+// holdUntilSignal prints what is held and waits for a signal (exit 0) or
+// the loss of the hold (exit 76).
+func (m *Main) holdUntilSignal(sigs *signals, l *baton.Lease, what string, env []string) error {
+	for i, e := range env {
+		if i > 0 {
+			fmt.Fprint(m.Stdout, " ")
+		}
+		fmt.Fprint(m.Stdout, e)
+	}
+	fmt.Fprintln(m.Stdout)
+	select {
+	case <-sigs.c:
+		return nil
+	case <-l.Done():
+		return exitWith(exitLost, fmt.Errorf("%s lost: %v", what, l.Err()))
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit statuses besides CMD's own.
+const (
+	exitFailure = 1  // store errors and other failures
+	exitUsage   = 2  // bad flags or arguments
+	exitTimeout = 75 // not acquired within --timeout (EX_TEMPFAIL)
+	exitLost    = 76 // the lock or leadership was lost while CMD ran
+)
+
+// Main is the baton program: Run parses the arguments and runs one
+// subcommand. Tests call it directly; main() wires it to the process.
+type Main struct {
+	Stdin  *os.File
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment (BATON_STORE).
+	Getenv func(string) string
+}
+
+// NewMain returns a Main on the process's standard files and environment.
+func NewMain() *Main {
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+}
+
+// exitError carries an exit status; an empty message prints nothing.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitWith returns an error that makes baton exit with code, printing err
+// (if not nil) as the one line on stderr.
+func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
+
+func usageErr(format string, a ...any) error {
+	return exitWith(exitUsage, fmt.Errorf(format, a...))
+}
+
+// Exit prints err (one line, never a stack trace) and returns the exit
+// status for it.
+func (m *Main) Exit(err error) int {
+	if err == nil {
+		return 0
+	}
+	code := exitFailure
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if msg := err.Error(); msg != "" {
+		msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
+		fmt.Fprintf(m.Stderr, "baton: %s\n", msg)
+	}
+	return code
+}
+
+type command struct {
+	name   string
+	run    func(m *Main, ctx context.Context, args []string) error
+	usage  string
+	hidden bool
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{name: "serve", run: (*Main).serve, usage: "serve [--data-dir DIR] [--listen 127.0.0.1:2379]     run an embedded etcd"},
+		{name: "lock", run: (*Main).lock, usage: "lock [flags] NAME [-- CMD [ARG…]]                    run CMD holding lock NAME"},
+		{name: "elect", run: (*Main).elect, usage: "elect [flags] NAME [--value V] -- CMD [ARG…]         run CMD only while leader; --observe to watch"},
+		{name: "status", run: (*Main).status, usage: "status [flags] [--json] NAME                         holders and waiters of NAME"},
+		{name: "queue", run: (*Main).queue, usage: "queue put NAME VALUE… | take [--timeout D] NAME | len NAME"},
+		{name: "barrier", run: (*Main).barrier, usage: "barrier set|wait|remove NAME | barrier double -n N NAME [-- CMD]"},
+		{name: "semaphore", run: (*Main).semaphore, usage: "semaphore -n N [flags] NAME -- CMD [ARG…]            run CMD as one of N holders"},
+		{name: "demo", run: (*Main).demo, usage: "demo [--store URL]                                   the whole system on an embedded etcd"},
+		{name: "worker", run: (*Main).worker, hidden: true},
+	}
+}
+
+func (m *Main) usage() {
+	fmt.Fprintf(m.Stderr, "usage: baton COMMAND [ARG…]\n\ncommands:\n")
+	for _, c := range commands {
+		if !c.hidden {
+			fmt.Fprintf(m.Stderr, "  %s\n", c.usage)
+		}
+	}
+	fmt.Fprintf(m.Stderr, "\nThe store is --store URL or $BATON_STORE: zk://h:p[,h:p…][/chroot], etcd://h:p[,…],\n"+
+		"redis://[user:pass@]h:p[/db], rediss://…, redlock://h:p,h:p,…  (default %s).\n"+
+		"Run 'baton COMMAND -h' for a command's flags.\n", defaultStore)
+}
+
+// Run runs the subcommand named by args[0].
+func (m *Main) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		m.usage()
+		return exitWith(exitUsage, nil)
+	}
+	switch args[0] {
+	case "-h", "--help", "-help", "help":
+		m.usage()
+		return nil
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(m, ctx, args[1:])
+		}
+	}
+	m.usage()
+	return usageErr("unknown command %q", args[0])
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// wrapMargin is how close to the signed 32-bit limit a ZooKeeper sequence
+// may get before status calls it unsafe.
+const wrapMargin = 1 << 20
+
+// statusNode is one row of `baton status`.
+type statusNode struct {
+	Pos     int      `json:"pos"`
+	Role    string   `json:"role"`
+	Session string   `json:"session,omitempty"`
+	Age     string   `json:"age,omitempty"`
+	AgeMS   int64    `json:"age_ms,omitempty"`
+	Token   int64    `json:"token"`
+	Seq     int64    `json:"seq"`
+	Kind    string   `json:"kind"`
+	Node    string   `json:"node"`
+	Flags   []string `json:"flags,omitempty"`
+}
+
+// statusReport is `baton status --json`'s output.
+type statusReport struct {
+	Name    string       `json:"name"`
+	Store   string       `json:"store"`
+	Holders int          `json:"holders"`
+	Waiters int          `json:"waiters"`
+	Nodes   []statusNode `json:"nodes"`
+}
+
+// status is `baton status [flags] [--json] NAME`.
+func (m *Main) status(ctx context.Context, args []string) error {
+	var sf storeFlags
+	fs := m.newFlags("status", "status [--store URL] [--json] NAME", &sf, false)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	pos, _, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneName(fs, pos)
+	if err != nil {
+		return err
+	}
+	s, err := m.open(ctx, &sf)
+	if err != nil {
+		return err
+	}
+	defer closeStore(s)
+	if err := s.NeedSession("status"); err != nil {
+		return err
+	}
+	lctx, cancel := context.WithTimeout(ctx, sf.dial)
+	defer cancel()
+	kids, err := s.Session.Conn().Children(lctx, name)
+	if err != nil {
+		return fmt.Errorf("status %s: %w", name, err)
+	}
+	rep := describe(name, s.URL, kids, time.Now())
+	if *asJSON {
+		enc := json.NewEncoder(m.Stdout)
+		return enc.Encode(rep)
+	}
+	m.printStatus(rep)
+	return nil
+}
+
+// describe assigns roles in order: who holds, who waits, and what looks
+// foreign or unsafe.
+func describe(name string, u store.URL, kids []baton.Node, now time.Time) statusReport {
+	rep := statusReport{Name: name, Store: u.String(), Nodes: []statusNode{}}
+	curator := false
+	for _, k := range kids {
+		if strings.HasPrefix(k.Name, "_c_") {
+			curator = true
+		}
+	}
+	var lockSeen, writeSeen, anySeen, latchSeen bool
+	for i, k := range kids {
+		n := statusNode{Pos: i + 1, Session: k.Owner, Token: k.Token, Seq: k.Seq, Kind: k.Kind, Node: k.Path}
+		if !k.Created.IsZero() {
+			age := now.Sub(k.Created)
+			n.AgeMS = age.Milliseconds()
+			n.Age = age.Round(100 * time.Millisecond).String()
+		}
+		switch k.Kind {
+		case baton.KindLock:
+			n.Role = ifElse(lockSeen, "waiter", "holder")
+			lockSeen = true
+		case baton.KindWrite:
+			n.Role = ifElse(anySeen, "waiter", "holder")
+			writeSeen = true
+		case baton.KindRead:
+			n.Role = ifElse(writeSeen, "waiter", "holder")
+		case baton.KindLatch:
+			n.Role = ifElse(latchSeen, "candidate", "leader")
+			latchSeen = true
+		case baton.KindLease:
+			n.Role = "lease"
+		case baton.KindQueue:
+			n.Role = "item"
+		case "":
+			n.Role = "foreign"
+			n.Flags = append(n.Flags, "foreign: no recipe recognises this node; it is ignored")
+		default:
+			n.Role = "node"
+		}
+		if k.Kind == baton.KindRead || k.Kind == baton.KindWrite || k.Kind == baton.KindLock {
+			anySeen = true
+		}
+		if strings.Contains(k.Name, "__lock__") || strings.Contains(k.Name, "__rlock__") {
+			f := "kazoo node"
+			if curator {
+				f = "foreign: kazoo node under a Curator-layout path"
+			}
+			n.Flags = append(n.Flags, f)
+		}
+		if u.Scheme == store.ZooKeeper {
+			if f := wrapFlag(k.Name); f != "" {
+				n.Flags = append(n.Flags, f)
+			}
+		}
+		switch n.Role {
+		case "holder", "leader":
+			rep.Holders++
+		case "waiter", "candidate":
+			rep.Waiters++
+		}
+		rep.Nodes = append(rep.Nodes, n)
+	}
+	return rep
+}
+
+// wrapFlag flags a ZooKeeper sequence (the name's last ten characters,
+// printed by the server as %010d of a signed 32-bit counter) at or past
+// the wrap.
+func wrapFlag(name string) string {
+	if len(name) < 10 {
+		return ""
+	}
+	seq, err := strconv.ParseInt(name[len(name)-10:], 10, 64)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case seq < 0 || seq > math.MaxInt32:
+		return "unsafe: sequence wrapped past 2147483647"
+	case seq > math.MaxInt32-wrapMargin:
+		return fmt.Sprintf("unsafe: sequence %d is near the 32-bit wrap", seq)
+	}
+	return ""
+}
+
+func ifElse(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+func (m *Main) printStatus(rep statusReport) {
+	fmt.Fprintf(m.Stdout, "%s on %s: %d holding, %d waiting\n", rep.Name, rep.Store, rep.Holders, rep.Waiters)
+	if len(rep.Nodes) == 0 {
+		fmt.Fprintln(m.Stdout, "  (no nodes)")
+		return
+	}
+	tw := tabwriter.NewWriter(m.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tROLE\tSESSION\tAGE\tTOKEN\tNODE\tFLAGS")
+	for _, n := range rep.Nodes {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Pos, n.Role, dash(n.Session), dash(n.Age), n.Token, n.Node, strings.Join(n.Flags, "; "))
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

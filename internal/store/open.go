@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// DefaultDialTimeout bounds Open when Options.DialTimeout is zero.
+const DefaultDialTimeout = 5 * time.Second
+
+// ErrUnavailable is returned by Open for a store kind this build cannot
+// open yet.
+var ErrUnavailable = errors.New("store kind not available in this build")
+
+// ErrUnreachable is wrapped by Open's error when the store could not be
+// reached within the dial timeout.
+var ErrUnreachable = errors.New("cannot reach store")
+
+// Options tune Open.
+type Options struct {
+	// DialTimeout bounds connecting and establishing the session.
+	DialTimeout time.Duration
+	// TTL is the session timeout (ZooKeeper session, etcd lease, Redis
+	// lock validity); zero means baton.DefaultTTL.
+	TTL time.Duration
+}
+
+// Locker takes exclusive locks on a store that has no sessions (Redis).
+type Locker interface {
+	// Lock acquires name, waiting as long as ctx allows.
+	Lock(ctx context.Context, name string) (Unlocker, error)
+	// Close releases the clients.
+	Close() error
+}
+
+// Unlocker is one held Redis lock.
+type Unlocker interface {
+	// Lease is the acquisition: token and loss signal.
+	Lease() *baton.Lease
+	// Unlock releases it.
+	Unlock(ctx context.Context) error
+}
+
+// Store is an open store: a session for ZooKeeper and etcd, a
+// Locker for Redis and Redlock.
+type Store struct {
+	URL URL
+	// Session is the store session (nil for Redis kinds).
+	Session *baton.Session
+	// Locker locks on Redis kinds (nil otherwise).
+	Locker Locker
+}
+
+// Close ends the session or closes the Redis clients, bounded by ctx.
+func (s *Store) Close(ctx context.Context) error {
+	if s.Session != nil {
+		return s.Session.Close(ctx)
+	}
+	if s.Locker != nil {
+		return s.Locker.Close()
+	}
+	return nil
+}
+
+// NeedSession returns an error naming the recipe when the store has no
+// sessions (Redis supports locks only).
+func (s *Store) NeedSession(what string) error {
+	if s.Session == nil {
+		return fmt.Errorf("%s needs zk:// or etcd:// (%s:// offers locks only)", what, s.URL.Scheme)
+	}
+	return nil
+}
+
+// Open parses nothing: it opens u, giving up after the dial timeout. A
+// store that cannot be reached yields one line wrapping ErrUnreachable.
+// Open never blocks past the dial timeout even if a client library does:
+// it abandons the attempt (the process is expected to exit).
+func Open(ctx context.Context, u URL, o Options) (*Store, error) {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.TTL <= 0 {
+		o.TTL = baton.DefaultTTL
+	}
+	dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+	defer cancel()
+	type result struct {
+		s   *Store
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := open(dctx, u, o)
+		ch <- result{s, err}
+	}()
+	var r result
+	select {
+	case r = <-ch:
+	case <-dctx.Done():
+		// Give a client that honours ctx a moment to answer with its own
+		// reason; then abandon it.
+		select {
+		case r = <-ch:
+		case <-time.After(100 * time.Millisecond):
+			r.err = dctx.Err()
+		}
+	}
+	if r.err == nil {
+		return r.s, nil
+	}
+	if errors.Is(r.err, ErrUnavailable) || errors.Is(r.err, baton.ErrInvalidTTL) {
+		return nil, fmt.Errorf("%s: %s", u, oneLine(r.err))
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, fmt.Errorf("%w %s within %v: %s", ErrUnreachable, u, o.DialTimeout, oneLine(r.err))
+}
+
+func open(ctx context.Context, u URL, o Options) (*Store, error) {
+	switch u.Scheme {
+	case Etcd:
+		return openEtcd(ctx, u, o)
+	case ZooKeeper:
+		return openZK(ctx, u, o)
+	case Redis, RedisTLS, Redlock:
+		return openRedis(ctx, u, o)
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnavailable, u.Scheme)
+}
+
+// oneLine flattens a multi-line error message.
+func oneLine(err error) string {
+	s := strings.TrimSpace(err.Error())
+	s = strings.ReplaceAll(s, "\r", "")
+	return strings.ReplaceAll(s, "\n", "; ")
+}

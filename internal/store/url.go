@@ -1,0 +1,251 @@
+// Package store turns a `--store` URL into an open baton session (ZooKeeper,
+// etcd) or Redis lock client, with a bounded dial. It is the one place the
+// command line knows about the backends.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Default is the store used when neither --store nor BATON_STORE is set:
+// what `baton serve` listens on.
+const Default = "etcd://127.0.0.1:2379"
+
+// Store kinds (URL schemes).
+const (
+	ZooKeeper = "zk"
+	Etcd      = "etcd"
+	Redis     = "redis"
+	RedisTLS  = "rediss"
+	Redlock   = "redlock"
+)
+
+// defaultPort is the port assumed for a host given without one.
+var defaultPort = map[string]string{
+	ZooKeeper: "2181",
+	Etcd:      "2379",
+	Redis:     "6379",
+	RedisTLS:  "6379",
+	Redlock:   "6379",
+}
+
+// ErrBadURL is wrapped by every URL parse error.
+var ErrBadURL = errors.New("bad store URL")
+
+// URL is a parsed store URL.
+type URL struct {
+	// Scheme is the store kind: zk, etcd, redis, rediss or redlock.
+	Scheme string
+	// Hosts are host:port pairs, each with its port filled in.
+	Hosts []string
+	// User and Password are the Redis ACL credentials, if any.
+	User, Password string
+	// Chroot is the ZooKeeper chroot ("/a/b"), "" for none.
+	Chroot string
+	// DB is the Redis database number.
+	DB int
+}
+
+// Parse parses a store URL:
+//
+//	zk://h:p[,h:p…][/chroot]
+//	etcd://h:p[,h:p…]
+//	redis://[user:pass@]h:p[/db]   rediss://… (TLS)
+//	redlock://[user:pass@]h:p,h:p,…[/db]
+//
+// A host without a port gets the store's usual port. The empty string is
+// Default.
+func Parse(raw string) (URL, error) {
+	if raw == "" {
+		raw = Default
+	}
+	u, err := parse(raw)
+	if err != nil {
+		return URL{}, fmt.Errorf("%w %q: %v", ErrBadURL, Redact(raw), err)
+	}
+	return u, nil
+}
+
+func parse(raw string) (URL, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return URL{}, errors.New("want SCHEME://HOST:PORT (zk, etcd, redis, rediss or redlock)")
+	}
+	u := URL{Scheme: strings.ToLower(scheme)}
+	if strings.ContainsAny(rest, "?#") {
+		return URL{}, errors.New("query and fragment are not supported")
+	}
+	// Credentials end at the last "@", so an unescaped "/" or "@" in a
+	// password still parses (and is redacted the same way by Redact).
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		if err := u.setUser(rest[:i]); err != nil {
+			return URL{}, err
+		}
+		rest = rest[i+1:]
+	}
+	authority, path, hasPath := strings.Cut(rest, "/")
+	switch u.Scheme {
+	case ZooKeeper, Etcd, Redis, RedisTLS, Redlock:
+	default:
+		return URL{}, fmt.Errorf("unknown scheme %q (want zk, etcd, redis, rediss or redlock)", scheme)
+	}
+	if (u.User != "" || u.Password != "") && !u.isRedis() {
+		return URL{}, fmt.Errorf("%s:// takes no credentials in the URL", u.Scheme)
+	}
+	if authority == "" {
+		return URL{}, errors.New("no host")
+	}
+	for _, h := range strings.Split(authority, ",") {
+		hp, err := hostPort(h, defaultPort[u.Scheme])
+		if err != nil {
+			return URL{}, err
+		}
+		u.Hosts = append(u.Hosts, hp)
+	}
+	if len(u.Hosts) > 1 && (u.Scheme == Redis || u.Scheme == RedisTLS) {
+		return URL{}, fmt.Errorf("%s:// takes one host (use redlock:// for several)", u.Scheme)
+	}
+	switch {
+	case u.Scheme == ZooKeeper:
+		if hasPath {
+			c, err := chroot("/" + path)
+			if err != nil {
+				return URL{}, err
+			}
+			u.Chroot = c
+		}
+	case u.isRedis():
+		if path != "" {
+			db, err := strconv.Atoi(path)
+			if err != nil || db < 0 || db > 1<<20 || strconv.Itoa(db) != path {
+				return URL{}, fmt.Errorf("database %q is not a small number", path)
+			}
+			u.DB = db
+		}
+	default:
+		if path != "" {
+			return URL{}, fmt.Errorf("%s:// takes no path", u.Scheme)
+		}
+	}
+	return u, nil
+}
+
+func (u *URL) isRedis() bool {
+	return u.Scheme == Redis || u.Scheme == RedisTLS || u.Scheme == Redlock
+}
+
+func (u *URL) setUser(info string) error {
+	user, pass, hasPass := strings.Cut(info, ":")
+	var err error
+	if u.User, err = url.PathUnescape(user); err != nil {
+		return errors.New("bad escape in user name")
+	}
+	if hasPass {
+		if u.Password, err = url.PathUnescape(pass); err != nil {
+			return errors.New("bad escape in password")
+		}
+	}
+	return nil
+}
+
+// hostPort checks one host[:port] and fills in the default port.
+func hostPort(h, port string) (string, error) {
+	if h == "" {
+		return "", errors.New("empty host in list")
+	}
+	host, p := h, port
+	if strings.HasPrefix(h, "[") || strings.Count(h, ":") == 1 {
+		var err error
+		if strings.HasPrefix(h, "[") && !strings.Contains(h, "]:") {
+			h += ":" + port
+		}
+		if host, p, err = net.SplitHostPort(h); err != nil {
+			return "", fmt.Errorf("host %q: want HOST:PORT", h)
+		}
+	} else if strings.Contains(h, ":") {
+		return "", fmt.Errorf("host %q: put IPv6 addresses in brackets", h)
+	}
+	if host == "" || strings.ContainsAny(host, " \t\r\n[]@/\\%") {
+		return "", fmt.Errorf("host %q is not a host name or address", h)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != p {
+		return "", fmt.Errorf("port %q is not a port number", p)
+	}
+	return net.JoinHostPort(host, p), nil
+}
+
+// chroot checks a ZooKeeper chroot path; "/" means none.
+func chroot(p string) (string, error) {
+	if p == "/" {
+		return "", nil
+	}
+	if strings.HasSuffix(p, "/") {
+		return "", fmt.Errorf("chroot %q ends with /", p)
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", fmt.Errorf("chroot %q has an empty, . or .. element", p)
+		}
+		for _, r := range seg {
+			if r < 0x20 || r == 0x7f {
+				return "", fmt.Errorf("chroot %q has a control character", p)
+			}
+		}
+	}
+	return p, nil
+}
+
+// String is the URL in canonical form with any password redacted: safe to
+// print.
+func (u URL) String() string { return u.format(true) }
+
+func (u URL) format(redact bool) string {
+	var b strings.Builder
+	b.WriteString(u.Scheme)
+	b.WriteString("://")
+	if u.User != "" || u.Password != "" {
+		b.WriteString(url.PathEscape(u.User))
+		if u.Password != "" {
+			b.WriteByte(':')
+			if redact {
+				b.WriteString("xxxxx")
+			} else {
+				b.WriteString(url.PathEscape(u.Password))
+			}
+		}
+		b.WriteByte('@')
+	}
+	b.WriteString(strings.Join(u.Hosts, ","))
+	switch {
+	case u.Chroot != "":
+		b.WriteString(u.Chroot)
+	case u.DB != 0:
+		b.WriteString("/" + strconv.Itoa(u.DB))
+	}
+	return b.String()
+}
+
+// Redact hides the password in a raw URL that may not parse, for error
+// messages.
+func Redact(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	start := len(raw) - len(rest)
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return raw
+	}
+	colon := strings.Index(rest[:at], ":")
+	if colon < 0 {
+		return raw
+	}
+	return raw[:start+colon+1] + "xxxxx" + raw[start+at:]
+}
