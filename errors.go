@@ -37,6 +37,11 @@ var (
 	ErrInvalidTTL = errors.New("baton: invalid ttl")
 	// ErrEmpty is returned by non-blocking queue reads on an empty queue.
 	ErrEmpty = errors.New("baton: queue empty")
+	// ErrUpgrade is returned by RWMutex.Lock on a handle that holds the read
+	// lock: the write request would wait for our own reader forever.
+	ErrUpgrade = errors.New("baton: cannot upgrade a read lock")
+	// ErrNoLeader is returned by Election.Leader when nobody leads.
+	ErrNoLeader = errors.New("baton: no leader")
 )
 
 // IsSessionGone reports whether err says the session is over (expired,

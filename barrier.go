@@ -1,0 +1,89 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Barrier holds clients back until it is removed: the seeds' barrier. The
+// barrier is one persistent node at its name; Wait returns once that node is
+// gone. It has the layout of Apache Curator's DistributedBarrier, so Go and
+// Java clients can share one barrier on ZooKeeper.
+//
+// The node is persistent: a barrier outlives the session that set it.
+type Barrier struct {
+	s    *Session
+	name string
+}
+
+// NewBarrier returns a barrier at name (a ZooKeeper path, an etcd key). It
+// does no I/O.
+func NewBarrier(s *Session, name string) *Barrier { return &Barrier{s: s, name: name} }
+
+// Name is the barrier node's name on the store.
+func (b *Barrier) Name() string { return b.name }
+
+// Set raises the barrier by creating its node. Setting a barrier that is
+// already up is nil.
+func (b *Barrier) Set(ctx context.Context) error {
+	dir, base, err := splitName(b.name)
+	if err != nil {
+		return err
+	}
+	_, err = b.s.conn.Create(ctx, dir, base, nil, 0)
+	if errors.Is(err, ErrExists) {
+		return nil
+	}
+	return err
+}
+
+// Remove lowers the barrier, releasing every waiter. Removing a barrier
+// that is not up is nil.
+func (b *Barrier) Remove(ctx context.Context) error {
+	_, n, err := b.s.conn.Get(ctx, b.name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return b.s.conn.Delete(ctx, n)
+}
+
+// Wait returns nil once the barrier is down (at once if it is not up). If
+// ctx ends first it returns ctx.Err(); if the session is lost, an error
+// satisfying IsSessionGone. It watches the barrier node alone.
+func (b *Barrier) Wait(ctx context.Context) error {
+	_, n, err := b.s.conn.Get(ctx, b.name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := b.s.conn.WaitGone(ctx, n); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
+}
+
+// splitName splits a node name into its parent and last element.
+func splitName(name string) (dir, base string, err error) {
+	i := strings.LastIndexByte(name, '/')
+	base = name[i+1:]
+	if base == "" {
+		return "", "", fmt.Errorf("%w: %q", ErrInvalidName, name)
+	}
+	switch {
+	case i < 0:
+		return "", base, nil
+	case i == 0:
+		return "/", base, nil
+	}
+	return name[:i], base, nil
+}

@@ -1,0 +1,193 @@
+package baton
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// readyName is the node the n-th participant creates to open a double
+// barrier (as in the seeds and Curator's DistributedDoubleBarrier).
+const readyName = "ready"
+
+// DoubleBarrier synchronises the start and the end of a computation among n
+// participants: Enter returns once n have entered, Leave returns once every
+// participant has left. It is the seeds' (and ZooKeeper's recipes') double
+// barrier, with the layout of Apache Curator's DistributedDoubleBarrier:
+// each participant is an ephemeral node named by a random id under the
+// barrier's name, and the n-th to arrive creates the persistent node
+// "ready" there; the last to leave removes it.
+//
+// A participant whose session ends leaves with it: its node goes, so the
+// others' Leave is not held up by a dead process. A DoubleBarrier value is
+// one participant; it must not be copied after first use.
+type DoubleBarrier struct {
+	s    *Session
+	name string
+	n    int
+
+	mu   sync.Mutex
+	node Node
+}
+
+// NewDoubleBarrier returns a double barrier for n participants on name (a
+// ZooKeeper path, an etcd prefix). It does no I/O. It panics if n < 1.
+func NewDoubleBarrier(s *Session, name string, n int) *DoubleBarrier {
+	if n < 1 {
+		panic(fmt.Sprintf("baton: double barrier %s: %d participants", name, n))
+	}
+	return &DoubleBarrier{s: s, name: name, n: n}
+}
+
+// Name is the barrier's name on the store.
+func (d *DoubleBarrier) Name() string { return d.name }
+
+func (d *DoubleBarrier) readyPath() string { return Join(d.name, readyName) }
+
+// Enter joins the barrier and returns nil once n participants have entered.
+// Enter on a participant that has entered already returns nil at once.
+//
+// If ctx ends first, our node is removed and ctx.Err() is returned. If the
+// session is lost, Enter returns an error satisfying IsSessionGone.
+func (d *DoubleBarrier) Enter(ctx context.Context) error {
+	d.mu.Lock()
+	entered := d.node.Path != ""
+	d.mu.Unlock()
+	if entered {
+		return nil
+	}
+	if err := d.s.Err(); err != nil {
+		return err
+	}
+	c := d.s.conn
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	me, err := c.Create(ctx, d.name, hex.EncodeToString(id[:]), nil, Ephemeral)
+	if err != nil {
+		return err
+	}
+	if err := d.await(ctx, c); err != nil {
+		removeNode(ctx, c, me)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	d.mu.Lock()
+	d.node = me
+	d.mu.Unlock()
+	return nil
+}
+
+// await returns once the ready node exists, creating it if we are the n-th.
+func (d *DoubleBarrier) await(ctx context.Context, c Conn) error {
+	kids, err := c.Children(ctx, d.name)
+	if err != nil {
+		return err
+	}
+	// Every participant creates its node before listing, so the last of n
+	// to list sees all n.
+	if participants(kids) >= d.n {
+		_, err := c.Create(ctx, d.name, readyName, nil, 0)
+		if err != nil && !errors.Is(err, ErrExists) {
+			return err
+		}
+		return nil
+	}
+	if _, err := c.WaitExists(ctx, d.readyPath()); err != nil {
+		return err
+	}
+	return c.Err()
+}
+
+// participants counts the participant nodes among kids.
+func participants(kids []Node) int {
+	n := 0
+	for _, k := range kids {
+		if k.Name != readyName {
+			n++
+		}
+	}
+	return n
+}
+
+// Leave removes us from the barrier and returns nil once every participant
+// has left (or died). As in ZooKeeper's recipe, the lowest participant
+// waits for the highest while everyone else, having deleted its node,
+// waits for the lowest: each waiter watches one node. The last to leave
+// removes the ready node, so the barrier can be used again.
+//
+// Leave without Enter returns ErrNotHeld. If ctx ends first, our node is
+// removed and ctx.Err() is returned. If the session is lost, Leave returns
+// an error satisfying IsSessionGone.
+func (d *DoubleBarrier) Leave(ctx context.Context) error {
+	d.mu.Lock()
+	me := d.node
+	d.mu.Unlock()
+	if me.Path == "" {
+		return ErrNotHeld
+	}
+	c := d.s.conn
+	err := d.leave(ctx, c, me)
+	if err != nil {
+		removeNode(ctx, c, me)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	d.mu.Lock()
+	d.node = Node{}
+	d.mu.Unlock()
+	return nil
+}
+
+func (d *DoubleBarrier) leave(ctx context.Context, c Conn, me Node) error {
+	for {
+		kids, err := c.Children(ctx, d.name)
+		if err != nil {
+			return err
+		}
+		procs := kids[:0:0]
+		for _, k := range kids {
+			if k.Name != readyName {
+				procs = append(procs, k)
+			}
+		}
+		if len(procs) == 0 {
+			break
+		}
+		mine := indexOf(procs, me)
+		var wait Node
+		switch {
+		case mine == 0 && len(procs) == 1:
+			if err := c.Delete(ctx, me); err != nil {
+				return err
+			}
+			continue
+		case mine == 0:
+			wait = procs[len(procs)-1]
+		default:
+			if mine > 0 {
+				if err := c.Delete(ctx, me); err != nil {
+					return err
+				}
+			}
+			wait = procs[0]
+		}
+		if err := c.WaitGone(ctx, wait); err != nil {
+			return err
+		}
+	}
+	_, ready, err := c.Get(ctx, d.readyPath())
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return c.Delete(ctx, ready)
+}

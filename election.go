@@ -1,0 +1,337 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Election is leader election among the clients sharing its name: the
+// seeds' herd-free lock used to choose a leader. Each candidate creates an
+// ephemeral sequential node carrying its value; the lowest candidate leads,
+// and every other one watches only the candidate just before it.
+//
+// On ZooKeeper the nodes follow Apache Curator's LeaderLatch layout
+// (_c_<uuid>-latch-<seq>). On etcd they follow the concurrency package's
+// election layout (NAME/<lease id>), so `etcdctl elect NAME` takes part:
+// lock-kind nodes count as candidates too.
+//
+// Leadership is confirmed by an ownership check before Campaign returns:
+// our node must still exist in the incarnation we created, owned by our live
+// session (cf. Curator's double-leader bug CURATOR-696).
+//
+// An Election value is one candidate; it must not be copied after first use.
+type Election struct {
+	s    *Session
+	name string
+
+	turn chan struct{} // serialises Campaign/Resign/Proclaim
+
+	mu    sync.Mutex
+	node  Node
+	lease *Lease
+	end   func(error)
+	stop  context.CancelFunc // stops the watch on our node
+}
+
+// LeaderEvent is one observation of an election's leader.
+type LeaderEvent struct {
+	// Node is the leader's node; its Path is "" when nobody leads.
+	Node Node
+	// Value is the leader's value as read when the change was seen.
+	Value []byte
+}
+
+// HasLeader reports whether the event names a leader.
+func (e LeaderEvent) HasLeader() bool { return e.Node.Path != "" }
+
+// NewElection returns an election on name (a ZooKeeper path, an etcd
+// prefix). It does no I/O.
+func NewElection(s *Session, name string) *Election {
+	return &Election{s: s, name: name, turn: make(chan struct{}, 1)}
+}
+
+// Name is the election's name on the store.
+func (e *Election) Name() string { return e.name }
+
+func (e *Election) enter(ctx context.Context) error {
+	select {
+	case e.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Election) leave() { <-e.turn }
+
+var isCandidate = prevOfKinds(KindLatch, KindLock)
+
+func candidate(n Node) bool { return n.Kind == KindLatch || n.Kind == KindLock }
+
+// Campaign joins the election with value and returns nil once we lead.
+// Leadership then lasts until Resign, the loss of our node or the end of the
+// session; Lease().Done() signals the end. Campaign while already leading
+// proclaims value and returns.
+//
+// If ctx ends first, our node is removed and ctx.Err() is returned. If the
+// session is lost while waiting, Campaign returns promptly with an error
+// satisfying IsSessionGone. If the ownership check fails, our node is
+// removed and an error wrapping ErrLost is returned.
+func (e *Election) Campaign(ctx context.Context, value []byte) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.leave()
+	if e.Lease() != nil {
+		return e.proclaim(ctx, value)
+	}
+	if err := e.s.Err(); err != nil {
+		return err
+	}
+	c := e.s.conn
+	me, kids, err := enqueue(ctx, c, e.name, KindLatch, value)
+	if err != nil {
+		return err
+	}
+	if err := waitTurn(ctx, c, kids, me, isCandidate); err != nil {
+		removeNode(ctx, c, me)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	if err := confirmOwner(ctx, c, me); err != nil {
+		removeNode(ctx, c, me)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+
+	l, end := NewLease(me.Path, me.Token)
+	l.watchSession(e.s)
+	wctx, stop := context.WithCancel(context.Background())
+	go func() {
+		// Our node vanishing (deleted by someone else, or the session
+		// ended) ends the leadership.
+		err := c.WaitGone(wctx, me)
+		if wctx.Err() == nil {
+			if err == nil {
+				err = fmt.Errorf("our node %s is gone", me.Path)
+			}
+			end(fmt.Errorf("%w: %w", ErrLost, err))
+		}
+	}()
+	e.mu.Lock()
+	e.node, e.lease, e.end, e.stop = me, l, end, stop
+	e.mu.Unlock()
+	return nil
+}
+
+// confirmOwner checks that me still exists in the incarnation we created,
+// owned by our session.
+func confirmOwner(ctx context.Context, c Conn, me Node) error {
+	_, n, err := c.Get(ctx, me.Path)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w: our node %s is gone", ErrLost, me.Path)
+	}
+	if err != nil {
+		return err
+	}
+	if me.Token != 0 && n.Token != 0 && n.Token != me.Token {
+		return fmt.Errorf("%w: our node %s was replaced", ErrLost, me.Path)
+	}
+	if n.Owner != "" && n.Owner != c.ID() {
+		return fmt.Errorf("%w: node %s is owned by session %s, not ours", ErrLost, me.Path, n.Owner)
+	}
+	return c.Err()
+}
+
+// Lease returns the lease of our current leadership, or nil when we do not
+// lead. Its Done is closed when the leadership ends (Resign or loss).
+func (e *Election) Lease() *Lease {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lease
+}
+
+// Resign gives up leadership: our node is deleted, so the next candidate
+// leads, and our lease ends. Without a leadership it returns ErrNotHeld;
+// after a loss, an error wrapping ErrLost.
+func (e *Election) Resign(ctx context.Context) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.leave()
+	e.mu.Lock()
+	node, l, end, stop := e.node, e.lease, e.end, e.stop
+	e.node, e.lease, e.end, e.stop = Node{}, nil, nil, nil
+	e.mu.Unlock()
+	if l == nil {
+		return ErrNotHeld
+	}
+	lost := l.Err()
+	end(ErrNotHeld)
+	stop()
+	err := e.s.conn.Delete(ctx, node)
+	if lost != nil {
+		return lost
+	}
+	return err
+}
+
+// Proclaim replaces our value while we lead, guarded by our node: it is
+// applied only if our node still exists. Without a leadership it returns
+// ErrNotHeld; if our node is gone, an error wrapping ErrLost (and the lease
+// ends).
+func (e *Election) Proclaim(ctx context.Context, value []byte) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.leave()
+	return e.proclaim(ctx, value)
+}
+
+func (e *Election) proclaim(ctx context.Context, value []byte) error {
+	e.mu.Lock()
+	node, l, end := e.node, e.lease, e.end
+	e.mu.Unlock()
+	if l == nil {
+		return ErrNotHeld
+	}
+	if err := l.Err(); err != nil {
+		return err
+	}
+	err := e.s.conn.Commit(ctx, node, Op{Kind: OpSet, Node: node, Data: value})
+	if errors.Is(err, ErrGuard) {
+		err = fmt.Errorf("%w: %w", ErrLost, err)
+		end(err)
+	}
+	return err
+}
+
+// Leader returns the current leader's value and node, or ErrNoLeader when
+// nobody leads.
+func (e *Election) Leader(ctx context.Context) ([]byte, Node, error) {
+	const attempts = 8 // the leader may go between listing and reading
+	err := ErrNoLeader
+	for range attempts {
+		kids, lerr := e.s.conn.Children(ctx, e.name)
+		if lerr != nil {
+			return nil, Node{}, lerr
+		}
+		i := firstCandidate(kids)
+		if i < 0 {
+			return nil, Node{}, ErrNoLeader
+		}
+		var data []byte
+		var n Node
+		data, n, err = e.s.conn.Get(ctx, kids[i].Path)
+		if err == nil {
+			return data, n, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return nil, Node{}, err
+		}
+	}
+	return nil, Node{}, err
+}
+
+func firstCandidate(kids []Node) int {
+	for i, k := range kids {
+		if candidate(k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Observe reports the leader now and every change of leader after that,
+// including "nobody leads" (an event without a Node). It watches only the
+// current leader's node while there is one. The channel is closed when ctx
+// ends or the session is lost. A Proclaim by a leader that stays is not a
+// change of leader: Leader reads the latest value.
+func (e *Election) Observe(ctx context.Context) <-chan LeaderEvent {
+	ch := make(chan LeaderEvent)
+	go e.observe(ctx, ch)
+	return ch
+}
+
+func (e *Election) observe(ctx context.Context, ch chan<- LeaderEvent) {
+	defer close(ch)
+	c := e.s.conn
+	var last LeaderEvent
+	first := true
+	send := func(ev LeaderEvent) bool {
+		if !first && ev.Node.Path == last.Node.Path && ev.Node.Token == last.Node.Token {
+			return true
+		}
+		first, last = false, ev
+		select {
+		case ch <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for ctx.Err() == nil && c.Err() == nil {
+		kids, err := c.Children(ctx, e.name)
+		if err != nil {
+			return
+		}
+		i := firstCandidate(kids)
+		if i < 0 {
+			if !send(LeaderEvent{}) || c.WaitChildren(ctx, e.name, kids) != nil {
+				return
+			}
+			continue
+		}
+		data, n, err := c.Get(ctx, kids[i].Path)
+		if errors.Is(err, ErrNotFound) {
+			continue // gone meanwhile: list again
+		}
+		if err != nil {
+			return
+		}
+		if !send(LeaderEvent{Node: n, Value: data}) || c.WaitGone(ctx, n) != nil {
+			return
+		}
+	}
+}
+
+// Run runs fn while we lead, then campaigns again, until ctx ends: Curator's
+// LeaderSelector with auto-requeue. fn's ctx is cancelled as soon as the
+// leadership is lost (session lost or our node gone), with the lease error
+// as its cause. When fn returns, Run resigns, so the next candidate leads.
+//
+// Run returns ctx.Err() when ctx ends, fn's error when fn fails while still
+// leading, and the session's error once the session is gone (a new session
+// is needed to campaign again). If fn returns nil, Run campaigns again.
+func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Context) error) error {
+	for {
+		if err := e.Campaign(ctx, value); err != nil {
+			if ctx.Err() == nil && errors.Is(err, ErrLost) && e.s.Err() == nil {
+				continue // lost during the ownership check: try again
+			}
+			return err
+		}
+		l := e.Lease()
+		fctx, cancel := l.Context(ctx)
+		ferr := fn(fctx)
+		cancel()
+		lost := l.Err()
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		_ = e.Resign(rctx)
+		rcancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case lost == nil && ferr != nil:
+			return ferr
+		case e.s.Err() != nil:
+			return e.s.Err()
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// claimsName is the directory under a ReliableQueue's name holding one
+// ephemeral claim node per item being worked on.
+const claimsName = "claims"
+
+// ReliableQueue is a FIFO queue with at-least-once delivery. Items are laid
+// out as in Queue (persistent sequential qn-<seq> nodes). A consumer claims
+// an item by creating the ephemeral node claims/<item name>; only one claim
+// can exist per item, and the item stays in the queue until the claimant
+// acknowledges it with Ack, which deletes the item and the claim atomically
+// (guarded by the claim). If the claimant dies first, its claim goes with
+// its session and the item is handed to another consumer: nothing is lost,
+// but an item can be delivered more than once.
+//
+// A ReliableQueue may be used by many goroutines.
+type ReliableQueue struct {
+	s    *Session
+	name string
+}
+
+// Item is one item handed out by a ReliableQueue, claimed until Ack or
+// Release.
+type Item struct {
+	// Data is the item's payload.
+	Data []byte
+	// Node is the item's node on the store.
+	Node Node
+
+	claim Node
+}
+
+// NewReliableQueue returns a reliable queue on name (a ZooKeeper path, an
+// etcd prefix). It does no I/O.
+func NewReliableQueue(s *Session, name string) *ReliableQueue {
+	return &ReliableQueue{s: s, name: name}
+}
+
+// Name is the queue's name on the store.
+func (q *ReliableQueue) Name() string { return q.name }
+
+func (q *ReliableQueue) claimsDir() string { return Join(q.name, claimsName) }
+
+// Put appends an item carrying data. The item is persistent.
+func (q *ReliableQueue) Put(ctx context.Context, data []byte) error {
+	_, err := q.s.conn.Create(ctx, q.name, KindQueue, data, Sequential)
+	return err
+}
+
+// Take claims the oldest unclaimed item and returns it, waiting for one as
+// long as ctx allows. The item stays in the queue, claimed by our session,
+// until Ack (done) or Release (give it back). If ctx ends first Take
+// returns ctx.Err() and claims nothing; if the session is lost, an error
+// satisfying IsSessionGone.
+func (q *ReliableQueue) Take(ctx context.Context) (*Item, error) {
+	c := q.s.conn
+	for {
+		it, kids, claims, err := q.take(ctx)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !errors.Is(err, ErrEmpty) {
+			return it, err
+		}
+		// Wake on a new item or on a claim going (its consumer acked or
+		// died).
+		if err := waitEither(ctx, c, q.name, kids, q.claimsDir(), claims); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+	}
+}
+
+// Poll claims the oldest unclaimed item, or returns ErrEmpty at once if
+// there is none.
+func (q *ReliableQueue) Poll(ctx context.Context) (*Item, error) {
+	it, _, _, err := q.take(ctx)
+	return it, err
+}
+
+func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error) {
+	c := q.s.conn
+	kids, err := c.Children(ctx, q.name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Listed after the items, so a claim released in between (its item
+	// acked) makes us find the item gone, never miss a live claim.
+	claims, err := c.Children(ctx, q.claimsDir())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	claimed := make(map[string]bool, len(claims))
+	for _, cl := range claims {
+		claimed[cl.Name] = true
+	}
+	for _, k := range kids {
+		if k.Kind != KindQueue || claimed[k.Name] {
+			continue
+		}
+		cl, err := c.Create(ctx, q.claimsDir(), k.Name, nil, Ephemeral)
+		if errors.Is(err, ErrExists) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		data, n, err := c.Get(ctx, k.Path)
+		if err != nil {
+			removeNode(ctx, c, cl)
+			if errors.Is(err, ErrNotFound) {
+				continue // acked by its claimant since we listed
+			}
+			return nil, nil, nil, err
+		}
+		return &Item{Data: data, Node: n, claim: cl}, nil, nil, nil
+	}
+	return nil, kids, claims, ErrEmpty
+}
+
+// Ack removes a taken item from the queue for good, together with its
+// claim, in one commit guarded by the claim. If the claim is gone (our
+// session ended, so the item may be with another consumer now) Ack removes
+// nothing and returns an error wrapping ErrLost.
+func (q *ReliableQueue) Ack(ctx context.Context, it *Item) error {
+	err := q.s.conn.Commit(ctx, it.claim,
+		Op{Kind: OpDelete, Node: it.Node},
+		Op{Kind: OpDelete, Node: it.claim})
+	if errors.Is(err, ErrGuard) {
+		return fmt.Errorf("%w: claim on %s: %w", ErrLost, it.Node.Path, err)
+	}
+	return err
+}
+
+// Release gives a taken item back to the queue unacknowledged, for another
+// consumer (or us) to take again.
+func (q *ReliableQueue) Release(ctx context.Context, it *Item) error {
+	return q.s.conn.Delete(ctx, it.claim)
+}
+
+// Peek returns the oldest item's data without claiming or removing it, or
+// ErrEmpty. The item may be claimed by a consumer.
+func (q *ReliableQueue) Peek(ctx context.Context) ([]byte, error) {
+	return peek(ctx, q.s.conn, q.name)
+}
+
+// Len returns the number of items in the queue, claimed or not.
+func (q *ReliableQueue) Len(ctx context.Context) (int, error) {
+	kids, err := q.s.conn.Children(ctx, q.name)
+	if err != nil {
+		return 0, err
+	}
+	return countKind(kids, KindQueue), nil
+}
+
+// waitEither returns once the children of dirA differ from a or those of
+// dirB differ from b, whichever comes first.
+func waitEither(ctx context.Context, c Conn, dirA string, a []Node, dirB string, b []Node) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- c.WaitChildren(wctx, dirA, a) }()
+	go func() { errc <- c.WaitChildren(wctx, dirB, b) }()
+	err := <-errc
+	cancel()
+	<-errc
+	return err
+}

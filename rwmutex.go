@@ -1,0 +1,237 @@
+package baton
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// RWMutex is a distributed reader/writer lock: the seeds' shared lock.
+// Readers and writers queue as ephemeral sequential nodes under the lock's
+// name. A reader waits only for the nearest earlier writer, so any number of
+// readers hold the lock together; a writer waits for the nearest earlier
+// node of either kind, so it holds the lock alone. Each waiter watches one
+// node, so a release wakes only the waiters directly behind it (no herd),
+// and a writer queued before later readers goes first (no writer
+// starvation).
+//
+// On ZooKeeper the nodes follow Apache Curator's InterProcessReadWriteMutex
+// layout (_c_<uuid>-__READ__<seq>, _c_<uuid>-__WRIT__<seq>), so Go and Java
+// services can share one lock path.
+//
+// An RWMutex value is one holder, re-entrant in each mode. A handle that
+// holds the write lock may also take the read lock (a downgrade: release the
+// write lock afterwards and keep reading); the reverse, an upgrade, is
+// refused with ErrUpgrade because it would wait for itself forever. An
+// RWMutex must not be copied after first use.
+type RWMutex struct {
+	s    *Session
+	name string
+
+	turn chan struct{} // serialises calls on this handle
+
+	mu sync.Mutex
+	r  hold // read side
+	w  hold // write side
+}
+
+// hold is one held side of a lock-like recipe: our node and the lease
+// handed out for it, re-entrant by count.
+type hold struct {
+	node  Node
+	count int
+	lease *Lease
+	end   func(error)
+}
+
+func (h *hold) live() bool { return h.count > 0 && h.lease.Err() == nil }
+
+// NewRWMutex returns a reader/writer lock on name (a ZooKeeper path, an
+// etcd prefix). It does no I/O.
+func NewRWMutex(s *Session, name string) *RWMutex {
+	return &RWMutex{s: s, name: name, turn: make(chan struct{}, 1)}
+}
+
+// Name is the lock's name on the store.
+func (m *RWMutex) Name() string { return m.name }
+
+func (m *RWMutex) enter(ctx context.Context) error {
+	select {
+	case m.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (m *RWMutex) leave() { <-m.turn }
+
+// RLock acquires the lock for reading, waiting behind the nearest earlier
+// writer as long as ctx allows. It returns the lease of this acquisition,
+// whose Token is the fencing token and whose Done signals a loss.
+//
+// If ctx ends first, our node is removed and ctx.Err() is returned. If the
+// session is lost while waiting, RLock returns promptly with an error
+// satisfying IsSessionGone.
+func (m *RWMutex) RLock(ctx context.Context) (*Lease, error) {
+	return m.acquire(ctx, false, false)
+}
+
+// TryRLock acquires the lock for reading only if no writer holds or waits
+// for it, and returns ErrLocked otherwise. It never waits.
+func (m *RWMutex) TryRLock(ctx context.Context) (*Lease, error) {
+	return m.acquire(ctx, false, true)
+}
+
+// Lock acquires the lock for writing, waiting behind every earlier reader
+// and writer as long as ctx allows. It returns the lease of this
+// acquisition. Cancel and loss behave as for RLock. Lock while this handle
+// holds the read lock returns ErrUpgrade.
+func (m *RWMutex) Lock(ctx context.Context) (*Lease, error) {
+	return m.acquire(ctx, true, false)
+}
+
+// TryLock acquires the lock for writing only if nobody holds or waits for
+// it, and returns ErrLocked otherwise. It never waits.
+func (m *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
+	return m.acquire(ctx, true, true)
+}
+
+func (m *RWMutex) side(write bool) *hold {
+	if write {
+		return &m.w
+	}
+	return &m.r
+}
+
+func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) {
+	if err := m.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer m.leave()
+	m.mu.Lock()
+	h := m.side(write)
+	if h.live() {
+		h.count++
+		l := h.lease
+		m.mu.Unlock()
+		return l, nil
+	}
+	if write && m.r.live() {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrUpgrade, m.name)
+	}
+	var own string // our own writer, which our reader does not wait for
+	if !write && m.w.live() {
+		own = m.w.node.Path
+	}
+	m.mu.Unlock()
+	if err := m.s.Err(); err != nil {
+		return nil, err
+	}
+
+	kind, blocker := KindRead, readerBlocker(own)
+	if write {
+		kind, blocker = KindWrite, prevOfKinds(KindRead, KindWrite)
+	}
+	c := m.s.conn
+	if try {
+		kids, err := c.Children(ctx, m.name)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range kids {
+			if k.Path != own && (k.Kind == KindWrite || write && k.Kind == KindRead) {
+				return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
+			}
+		}
+	}
+	me, kids, err := enqueue(ctx, c, m.name, kind, nil)
+	if err != nil {
+		return nil, err
+	}
+	if try {
+		if i := indexOf(kids, me); i < 0 || blocker(kids, i) >= 0 {
+			removeNode(ctx, c, me)
+			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
+		}
+	} else if err := waitTurn(ctx, c, kids, me, blocker); err != nil {
+		removeNode(ctx, c, me)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	l, end := NewLease(m.name, me.Token)
+	l.watchSession(m.s)
+	m.mu.Lock()
+	*h = hold{node: me, count: 1, lease: l, end: end}
+	m.mu.Unlock()
+	return l, nil
+}
+
+// readerBlocker waits for the nearest earlier writer other than own (the
+// path of a writer this same handle holds, or "").
+func readerBlocker(own string) blockerFunc {
+	return func(kids []Node, me int) int {
+		for j := me - 1; j >= 0; j-- {
+			if kids[j].Kind == KindWrite && kids[j].Path != own {
+				return j
+			}
+		}
+		return -1
+	}
+}
+
+// RUnlock releases one level of the read lock; the last level deletes our
+// node and ends its lease. Without a read hold it returns ErrNotHeld; after
+// a loss, an error wrapping ErrLost (our node is still removed if the store
+// has it).
+func (m *RWMutex) RUnlock(ctx context.Context) error { return m.release(ctx, false) }
+
+// Unlock releases one level of the write lock, as RUnlock does for the read
+// lock.
+func (m *RWMutex) Unlock(ctx context.Context) error { return m.release(ctx, true) }
+
+func (m *RWMutex) release(ctx context.Context, write bool) error {
+	if err := m.enter(ctx); err != nil {
+		return err
+	}
+	defer m.leave()
+	m.mu.Lock()
+	h := m.side(write)
+	if h.count == 0 {
+		m.mu.Unlock()
+		return ErrNotHeld
+	}
+	h.count--
+	if h.count > 0 {
+		m.mu.Unlock()
+		return nil
+	}
+	old := *h
+	*h = hold{}
+	m.mu.Unlock()
+
+	lost := old.lease.Err()
+	err := m.s.conn.Delete(ctx, old.node)
+	old.end(ErrNotHeld)
+	if lost != nil {
+		return lost
+	}
+	return err
+}
+
+// RHeld reports whether this handle holds the read lock (its lease is live).
+func (m *RWMutex) RHeld() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.r.live()
+}
+
+// Held reports whether this handle holds the write lock (its lease is live).
+func (m *RWMutex) Held() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.w.live()
+}

@@ -1,0 +1,188 @@
+package baton
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Semaphore is a distributed counting semaphore: at most n leases are held
+// at once across every client sharing its name.
+//
+// It has the shape of Apache Curator's InterProcessSemaphoreV2, and on
+// ZooKeeper its layout (NAME/locks for a Mutex, NAME/leases holding one
+// ephemeral sequential node per lease). An acquirer first takes the Mutex,
+// which queues acquirers fairly and without herd effect; holding it, it
+// creates its lease node and is admitted if that node is among the first n
+// leases. Otherwise it alone watches the leases and checks again when one
+// goes. Either way it then releases the Mutex for the next acquirer. Because
+// a new lease always sorts after the existing ones, admission by position
+// never lets more than n in, even while the Mutex changes hands.
+//
+// All clients of one semaphore must use the same n. A Semaphore value may be
+// used by many goroutines; each Acquire is a separate lease.
+type Semaphore struct {
+	s    *Session
+	name string
+	n    int
+
+	mu   sync.Mutex
+	held map[*Lease]semHold
+}
+
+type semHold struct {
+	node Node
+	end  func(error)
+}
+
+// NewSemaphore returns a semaphore of n permits on name (a ZooKeeper path,
+// an etcd prefix). It does no I/O. It panics if n < 1.
+func NewSemaphore(s *Session, name string, n int) *Semaphore {
+	if n < 1 {
+		panic(fmt.Sprintf("baton: semaphore %s: %d permits", name, n))
+	}
+	return &Semaphore{s: s, name: name, n: n, held: make(map[*Lease]semHold)}
+}
+
+// Name is the semaphore's name on the store.
+func (m *Semaphore) Name() string { return m.name }
+
+// Permits is n, the number of leases that may be held at once.
+func (m *Semaphore) Permits() int { return m.n }
+
+func (m *Semaphore) locksDir() string  { return Join(m.name, "locks") }
+func (m *Semaphore) leasesDir() string { return Join(m.name, "leases") }
+
+// Acquire takes one lease, waiting in line as long as ctx allows. The lease's
+// Token is a fencing token and its Done signals a loss; give it back with
+// Release.
+//
+// If ctx ends first, nothing is left behind and ctx.Err() is returned. If
+// the session is lost while waiting, Acquire returns promptly with an error
+// satisfying IsSessionGone.
+func (m *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
+	return m.acquire(ctx, false)
+}
+
+// TryAcquire takes one lease only if one is free and no other client is in
+// line for it, and returns ErrLocked otherwise. It never waits for a holder.
+func (m *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
+	return m.acquire(ctx, true)
+}
+
+func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
+	if err := m.s.Err(); err != nil {
+		return nil, err
+	}
+	c := m.s.conn
+	if try {
+		kids, err := c.Children(ctx, m.leasesDir())
+		if err != nil {
+			return nil, err
+		}
+		if countKind(kids, KindLease) >= m.n {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
+		}
+	}
+	// A fresh Mutex per call: the Mutex is re-entrant per handle, and
+	// concurrent Acquires on one Semaphore must queue like strangers.
+	mu := NewMutex(m.s, m.locksDir())
+	var err error
+	if try {
+		_, err = mu.TryLock(ctx)
+	} else {
+		_, err = mu.Lock(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		_ = mu.Unlock(ctx)
+	}()
+
+	me, kids, err := enqueue(ctx, c, m.leasesDir(), KindLease, nil)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		i := rankOf(kids, me, KindLease)
+		if i < 0 {
+			err = fmt.Errorf("%w: our lease node %s is gone", ErrLost, me.Path)
+			break
+		}
+		if i < m.n {
+			break
+		}
+		if try {
+			err = fmt.Errorf("%w: %s", ErrLocked, m.name)
+			break
+		}
+		if err = c.WaitChildren(ctx, m.leasesDir(), kids); err != nil {
+			break
+		}
+		if kids, err = c.Children(ctx, m.leasesDir()); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		removeNode(ctx, c, me)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	l, end := NewLease(me.Path, me.Token)
+	l.watchSession(m.s)
+	m.mu.Lock()
+	m.held[l] = semHold{node: me, end: end}
+	m.mu.Unlock()
+	return l, nil
+}
+
+// Release gives back a lease obtained from this Semaphore: its node is
+// deleted and the lease ends. A lease that is not held here (never was, or
+// already released) is ErrNotHeld. After a loss Release returns an error
+// wrapping ErrLost, and still removes the node if the store has it.
+func (m *Semaphore) Release(ctx context.Context, l *Lease) error {
+	m.mu.Lock()
+	h, ok := m.held[l]
+	delete(m.held, l)
+	m.mu.Unlock()
+	if !ok {
+		return ErrNotHeld
+	}
+	lost := l.Err()
+	err := m.s.conn.Delete(ctx, h.node)
+	h.end(ErrNotHeld)
+	if lost != nil {
+		return lost
+	}
+	return err
+}
+
+// countKind counts the nodes of one kind.
+func countKind(kids []Node, kind string) int {
+	n := 0
+	for _, k := range kids {
+		if k.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// rankOf is the position of me among the nodes of kind, or -1 if absent.
+func rankOf(kids []Node, me Node, kind string) int {
+	r := 0
+	for _, k := range kids {
+		if k.Path == me.Path {
+			return r
+		}
+		if k.Kind == kind {
+			r++
+		}
+	}
+	return -1
+}
