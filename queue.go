@@ -3,6 +3,7 @@ package baton
 import (
 	"context"
 	"errors"
+	"sync"
 )
 
 // Queue is a distributed FIFO queue: each item is a persistent sequential
@@ -12,14 +13,15 @@ import (
 // and Java producers and consumers can share a queue.
 //
 // Delivery is at most once: exactly one consumer gets each item, the one
-// whose guarded delete of it succeeds, and an item taken by a consumer that
-// then dies is lost with it. Use ReliableQueue when items must survive
-// their consumer.
+// whose delete of it (guarded by the item itself) succeeds. An item taken
+// by a consumer that then dies is lost with it; use ReliableQueue when
+// items must survive their consumer.
 //
 // A Queue may be used by many goroutines.
 type Queue struct {
-	s    *Session
-	name string
+	s     *Session
+	name  string
+	cache itemCache
 }
 
 // NewQueue returns a queue on name (a ZooKeeper path, an etcd prefix). It
@@ -64,37 +66,55 @@ func (q *Queue) Poll(ctx context.Context) ([]byte, error) {
 	return data, err
 }
 
-// take tries the items in order until it removes one; ErrEmpty comes with
-// the listing that found none.
+// take removes one item, trying first the items left from our last
+// listing (anything put since sorts after them, so order is kept), then a
+// fresh listing. ErrEmpty comes with the listing that had nothing to take.
 func (q *Queue) take(ctx context.Context) ([]byte, []Node, error) {
-	c := q.s.conn
-	kids, err := c.Children(ctx, q.name)
+	for {
+		k, ok := q.cache.pop()
+		if !ok {
+			break
+		}
+		if data, got, err := q.takeOne(ctx, k); got || err != nil {
+			return data, nil, err
+		}
+	}
+	kids, err := q.s.conn.Children(ctx, q.name)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, k := range kids {
-		if k.Kind != KindQueue {
-			continue
+	items := onlyKind(kids, KindQueue)
+	for i, k := range items {
+		if data, got, err := q.takeOne(ctx, k); got || err != nil {
+			q.cache.fill(items[i+1:])
+			return data, nil, err
 		}
-		data, n, err := c.Get(ctx, k.Path)
-		if errors.Is(err, ErrNotFound) {
-			continue // taken by another consumer
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		// The delete is guarded by the item itself: if another consumer
-		// removed it first, ErrGuard says so and we try the next.
-		err = c.Commit(ctx, n, Op{Kind: OpDelete, Node: n})
-		if errors.Is(err, ErrGuard) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		return data, nil, nil
 	}
 	return nil, kids, ErrEmpty
+}
+
+// takeOne tries to remove item k. got is false when another consumer took
+// it first.
+func (q *Queue) takeOne(ctx context.Context, k Node) (data []byte, got bool, err error) {
+	c := q.s.conn
+	data, n, err := c.Get(ctx, k.Path)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	// Delete is nil for a missing node, so it cannot say who removed the
+	// item; a delete guarded by the item itself can: ErrGuard means
+	// another consumer was first.
+	err = c.Commit(ctx, n, Op{Kind: OpDelete, Node: n})
+	if errors.Is(err, ErrGuard) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return data, true, nil
 }
 
 // Peek returns the oldest item's data without removing it, or ErrEmpty.
@@ -104,7 +124,11 @@ func (q *Queue) Peek(ctx context.Context) ([]byte, error) {
 
 // Len returns the number of items in the queue.
 func (q *Queue) Len(ctx context.Context) (int, error) {
-	kids, err := q.s.conn.Children(ctx, q.name)
+	return queueLen(ctx, q.s.conn, q.name)
+}
+
+func queueLen(ctx context.Context, c Conn, dir string) (int, error) {
+	kids, err := c.Children(ctx, dir)
 	if err != nil {
 		return 0, err
 	}
@@ -116,10 +140,7 @@ func peek(ctx context.Context, c Conn, dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range kids {
-		if k.Kind != KindQueue {
-			continue
-		}
+	for _, k := range onlyKind(kids, KindQueue) {
 		data, _, err := c.Get(ctx, k.Path)
 		if errors.Is(err, ErrNotFound) {
 			continue
@@ -127,4 +148,39 @@ func peek(ctx context.Context, c Conn, dir string) ([]byte, error) {
 		return data, err
 	}
 	return nil, ErrEmpty
+}
+
+// onlyKind returns the nodes of one kind, in order.
+func onlyKind(kids []Node, kind string) []Node {
+	var out []Node
+	for _, k := range kids {
+		if k.Kind == kind {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// itemCache holds the items of a queue's last listing not yet tried, so
+// that a consumer lists the queue once per batch rather than once per item.
+type itemCache struct {
+	mu    sync.Mutex
+	items []Node
+}
+
+func (c *itemCache) pop() (Node, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.items) == 0 {
+		return Node{}, false
+	}
+	n := c.items[0]
+	c.items = c.items[1:]
+	return n, true
+}
+
+func (c *itemCache) fill(items []Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items = append([]Node(nil), items...)
 }

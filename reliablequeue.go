@@ -21,8 +21,9 @@ const claimsName = "claims"
 //
 // A ReliableQueue may be used by many goroutines.
 type ReliableQueue struct {
-	s    *Session
-	name string
+	s     *Session
+	name  string
+	cache itemCache
 }
 
 // Item is one item handed out by a ReliableQueue, claimed until Ack or
@@ -86,7 +87,19 @@ func (q *ReliableQueue) Poll(ctx context.Context) (*Item, error) {
 	return it, err
 }
 
+// take claims one item, trying first the items left from our last listing,
+// then a fresh listing. ErrEmpty comes with the listings of items and
+// claims that had nothing to take.
 func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error) {
+	for {
+		k, ok := q.cache.pop()
+		if !ok {
+			break
+		}
+		if it, err := q.claim(ctx, k); it != nil || err != nil {
+			return it, nil, nil, err
+		}
+	}
 	c := q.s.conn
 	kids, err := c.Children(ctx, q.name)
 	if err != nil {
@@ -102,28 +115,41 @@ func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error)
 	for _, cl := range claims {
 		claimed[cl.Name] = true
 	}
-	for _, k := range kids {
-		if k.Kind != KindQueue || claimed[k.Name] {
-			continue
+	var free []Node
+	for _, k := range onlyKind(kids, KindQueue) {
+		if !claimed[k.Name] {
+			free = append(free, k)
 		}
-		cl, err := c.Create(ctx, q.claimsDir(), k.Name, nil, Ephemeral)
-		if errors.Is(err, ErrExists) {
-			continue
+	}
+	for i, k := range free {
+		if it, err := q.claim(ctx, k); it != nil || err != nil {
+			q.cache.fill(free[i+1:])
+			return it, nil, nil, err
 		}
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		data, n, err := c.Get(ctx, k.Path)
-		if err != nil {
-			removeNode(ctx, c, cl)
-			if errors.Is(err, ErrNotFound) {
-				continue // acked by its claimant since we listed
-			}
-			return nil, nil, nil, err
-		}
-		return &Item{Data: data, Node: n, claim: cl}, nil, nil, nil
 	}
 	return nil, kids, claims, ErrEmpty
+}
+
+// claim tries to claim item k; a nil item and error mean someone else has
+// it (or acked it already).
+func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
+	c := q.s.conn
+	cl, err := c.Create(ctx, q.claimsDir(), k.Name, nil, Ephemeral)
+	if errors.Is(err, ErrExists) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, n, err := c.Get(ctx, k.Path)
+	if err != nil {
+		removeNode(ctx, c, cl)
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil // acked by its claimant since we listed
+		}
+		return nil, err
+	}
+	return &Item{Data: data, Node: n, claim: cl}, nil
 }
 
 // Ack removes a taken item from the queue for good, together with its
@@ -154,11 +180,7 @@ func (q *ReliableQueue) Peek(ctx context.Context) ([]byte, error) {
 
 // Len returns the number of items in the queue, claimed or not.
 func (q *ReliableQueue) Len(ctx context.Context) (int, error) {
-	kids, err := q.s.conn.Children(ctx, q.name)
-	if err != nil {
-		return 0, err
-	}
-	return countKind(kids, KindQueue), nil
+	return queueLen(ctx, q.s.conn, q.name)
 }
 
 // waitEither returns once the children of dirA differ from a or those of
