@@ -24,6 +24,17 @@ var suite = []struct {
 	{"Mutex/ExpiryWhileHolding", testMutexExpiry},
 	{"Mutex/WaiterSessionLost", testMutexWaiterLost},
 	{"Mutex/InvalidName", testMutexInvalidName},
+	{"RWMutex/ManyReaders", testRWMutexReaders},
+	{"RWMutex/WriterExcludes", testRWMutexExclusion},
+	{"RWMutex/WriterBeforeLaterReaders", testRWMutexWriterFirst},
+	{"RWMutex/HerdFree", testRWMutexHerdFree},
+	{"RWMutex/CancelLeavesNothing", testRWMutexCancel},
+	{"RWMutex/Downgrade", testRWMutexDowngrade},
+	{"RWMutex/Expiry", testRWMutexExpiry},
+	{"Semaphore/TwentyClientsThreePermits", testSemaphoreLimit},
+	{"Semaphore/TryAcquire", testSemaphoreTryAcquire},
+	{"Semaphore/CancelLeavesNothing", testSemaphoreCancel},
+	{"Semaphore/DeadHolderFreesLease", testSemaphoreDeadHolder},
 }
 
 // Run runs the whole conformance suite against one backend.

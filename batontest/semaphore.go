@@ -1,0 +1,204 @@
+package batontest
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// leaseNodes counts the semaphore's lease nodes.
+func leaseNodes(t *testing.T, h Harness, name string) int {
+	return kindNodes(t, h, baton.Join(name, "leases"), baton.KindLease)
+}
+
+// 20 clients, 3 permits: never more than 3 inside, everyone gets in, and
+// nothing is left behind.
+func testSemaphoreLimit(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	const clients, permits = 20, 3
+	rounds := 3
+	if testing.Short() {
+		rounds = 1
+	}
+	ss := sessions(t, h, clients)
+	var inside, most, entries atomic.Int64
+	tokens := make(chan int64, clients*rounds)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sem := baton.NewSemaphore(ss[i], name, permits)
+			for range rounds {
+				l, err := sem.Acquire(ctx)
+				if err != nil {
+					t.Errorf("client %d Acquire: %v", i, err)
+					return
+				}
+				n := inside.Add(1)
+				for {
+					m := most.Load()
+					if n <= m || most.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				entries.Add(1)
+				tokens <- l.Token()
+				runtime.Gosched()
+				inside.Add(-1)
+				if err := sem.Release(ctx, l); err != nil {
+					t.Errorf("client %d Release: %v", i, err)
+					return
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(tokens)
+	if m := most.Load(); m > permits {
+		t.Fatalf("%d inside at once, want at most %d", m, permits)
+	}
+	if n := entries.Load(); n != int64(clients*rounds) {
+		t.Fatalf("%d entries, want %d", n, clients*rounds)
+	}
+	seen := map[int64]bool{}
+	for tok := range tokens {
+		if seen[tok] {
+			t.Fatalf("token %d handed out twice", tok)
+		}
+		seen[tok] = true
+	}
+	if n := leaseNodes(t, h, name); n != 0 {
+		t.Fatalf("%d lease nodes left behind", n)
+	}
+	if n := kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock); n != 0 {
+		t.Fatalf("%d lock nodes left behind", n)
+	}
+}
+
+// TryAcquire takes a free permit, refuses when all are taken, and a
+// Release frees one; releasing a lease twice is ErrNotHeld.
+func testSemaphoreTryAcquire(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 3)
+	a := baton.NewSemaphore(ss[0], name, 2)
+	b := baton.NewSemaphore(ss[1], name, 2)
+	c := baton.NewSemaphore(ss[2], name, 2)
+	la, err := a.TryAcquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TryAcquire(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryAcquire with every permit taken: %v, want ErrLocked", err)
+	}
+	if n := leaseNodes(t, h, name); n != 2 {
+		t.Fatalf("failed TryAcquire left %d leases, want 2", n)
+	}
+	if err := a.Release(ctx, la); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(la.Err(), baton.ErrNotHeld) {
+		t.Fatalf("released lease error %v, want ErrNotHeld", la.Err())
+	}
+	if err := a.Release(ctx, la); !errors.Is(err, baton.ErrNotHeld) {
+		t.Fatalf("second Release: %v, want ErrNotHeld", err)
+	}
+	if _, err := c.TryAcquire(ctx); err != nil {
+		t.Fatalf("TryAcquire after a Release: %v", err)
+	}
+}
+
+// A cancelled Acquire returns ctx's error and leaves no lease or lock node.
+func testSemaphoreCancel(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 2)
+	if _, err := baton.NewSemaphore(ss[0], name, 1).Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	res := make(chan error, 1)
+	go func() { _, err := baton.NewSemaphore(ss[1], name, 1).Acquire(wctx); res <- err }()
+	if !waitFor(10*time.Second, func() bool { return leaseNodes(t, h, name) == 2 }) {
+		t.Fatal("waiter never queued")
+	}
+	cancel()
+	if err := <-res; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Acquire returned %v, want context.Canceled", err)
+	}
+	if n := leaseNodes(t, h, name); n != 1 {
+		t.Fatalf("%d leases after cancel, want 1", n)
+	}
+	if n := kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock); n != 0 {
+		t.Fatalf("%d lock nodes after cancel, want 0", n)
+	}
+}
+
+// Fault: with every permit held and a waiter in line, expiring one holder's
+// session ends its lease as lost and hands the permit to the waiter. A
+// waiter whose own session expires returns a session error.
+func testSemaphoreDeadHolder(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	const permits = 3
+	ss := sessions(t, h, permits+2)
+	leases := make([]*baton.Lease, permits)
+	for i := range permits {
+		l, err := baton.NewSemaphore(ss[i], name, permits).Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases[i] = l
+	}
+	got := make(chan error, 1)
+	go func() { _, err := baton.NewSemaphore(ss[permits], name, permits).Acquire(ctx); got <- err }()
+	if !waitFor(10*time.Second, func() bool { return leaseNodes(t, h, name) == permits+1 }) {
+		t.Fatal("waiter never queued")
+	}
+	// A second waiter queues on the mutex behind the first; kill it there.
+	lost := make(chan error, 1)
+	go func() { _, err := baton.NewSemaphore(ss[permits+1], name, permits).Acquire(ctx); lost <- err }()
+	if !waitFor(10*time.Second, func() bool { return kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock) == 2 }) {
+		t.Fatal("second waiter never queued")
+	}
+	h.Expire(t, ss[permits+1])
+	select {
+	case err := <-lost:
+		if !baton.IsSessionGone(err) {
+			t.Fatalf("waiter on a dead session returned %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("waiter still waiting on a dead session")
+	}
+	h.Expire(t, ss[1])
+	select {
+	case <-leases[1].Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("dead holder's lease not ended")
+	}
+	if !errors.Is(leases[1].Err(), baton.ErrLost) {
+		t.Fatalf("dead holder's lease error %v, want ErrLost", leases[1].Err())
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the dead holder's permit was not handed on")
+	}
+	if n := leaseNodes(t, h, name); n != permits {
+		t.Fatalf("%d leases, want %d", n, permits)
+	}
+}
