@@ -1,0 +1,199 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/batonhq/baton"
+)
+
+// retryDelay spaces the retries of a request whose outcome is unknown.
+const retryDelay = 50 * time.Millisecond
+
+// errReplyDropped stands for a reply lost after the request was applied
+// (the DropCreateReply test hook).
+var errReplyDropped = status.Error(codes.Unavailable, "etcd: reply dropped (test hook)")
+
+// Create makes a child of dir. A sequential node is named from kind and
+// the session's lease id (see the package doc); a non-sequential node is
+// named kind and fails with ErrExists if the key is there. The create is
+// a create-if-absent Txn on a key reserved for this call, so a retry after
+// a lost reply finds the key it made instead of making a second one.
+func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
+	n, _, err := c.create(ctx, dir, kind, data, f, false)
+	return n, err
+}
+
+// CreateAndList creates a sequential node and lists the direct children of
+// dir (including it) in one Txn.
+func (c *conn) CreateAndList(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, []baton.Node, error) {
+	return c.create(ctx, dir, kind, data, f, true)
+}
+
+func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f baton.Flags, list bool) (baton.Node, []baton.Node, error) {
+	if err := checkDir(dir); err != nil {
+		return baton.Node{}, nil, err
+	}
+	if err := checkElem(kind); err != nil {
+		return baton.Node{}, nil, err
+	}
+	if err := c.Err(); err != nil {
+		return baton.Node{}, nil, err
+	}
+	seq := f&baton.Sequential != 0
+	key := baton.Join(dir, kind)
+	if seq {
+		var err error
+		if key, err = c.reserve(dir, kind, f); err != nil {
+			return baton.Node{}, nil, err
+		}
+	}
+	var putOpts []clientv3.OpOption
+	if f&baton.Ephemeral != 0 {
+		putOpts = append(putOpts, clientv3.WithLease(c.lease))
+	}
+	cond := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+	then := []clientv3.Op{clientv3.OpPut(key, string(data), putOpts...)}
+	els := []clientv3.Op{clientv3.OpGet(key)}
+	if list {
+		pfx := prefix(dir)
+		then = append(then, clientv3.OpGet(pfx, clientv3.WithPrefix()))
+		els = append(els, clientv3.OpGet(pfx, clientv3.WithPrefix()))
+	}
+	for attempt := 0; ; attempt++ {
+		rctx, cancel := c.withLife(ctx)
+		resp, err := c.cli.Txn(rctx).If(cond).Then(then...).Else(els...).Commit()
+		cancel()
+		if err == nil && c.dropCreateReply.CompareAndSwap(true, false) {
+			err = errReplyDropped
+		}
+		if err != nil {
+			if ctx.Err() == nil && c.Err() == nil && retryable(err) {
+				if werr := sleepCtx(ctx, c.life, retryDelay); werr == nil {
+					continue
+				}
+			}
+			if seq {
+				c.forget(ctx, key)
+			}
+			return baton.Node{}, nil, c.fail(ctx, "create "+key, err)
+		}
+		var n baton.Node
+		if resp.Succeeded {
+			n = baton.Node{Path: key, Seq: resp.Header.Revision, Token: resp.Header.Revision}
+			n.Name = key[len(prefix(dir)):]
+			n.Kind, _ = parseName(n.Name)
+			if f&baton.Ephemeral != 0 {
+				n.Owner = c.id
+			}
+		} else {
+			kvs := resp.Responses[0].GetResponseRange().Kvs
+			if len(kvs) == 0 {
+				continue // deleted between compare and get: cannot happen in one Txn
+			}
+			kv := kvs[0]
+			// An existing key is ours only if an earlier attempt of this
+			// call made it: a reserved sequential key, or (after a lost
+			// reply) a literal key with our lease and data.
+			ours := seq || (attempt > 0 && string(kv.Value) == string(data) &&
+				(f&baton.Ephemeral == 0 || kv.Lease == int64(c.lease)))
+			if !ours {
+				return baton.Node{}, nil, fmt.Errorf("%w: %s", baton.ErrExists, key)
+			}
+			if f&baton.Ephemeral != 0 && kv.Lease != int64(c.lease) {
+				return baton.Node{}, nil, fmt.Errorf("%w: %s belongs to lease %x", baton.ErrExists, key, kv.Lease)
+			}
+			n = nodeOf(kv)
+		}
+		if !list {
+			return n, nil, nil
+		}
+		kids := children(prefix(dir), resp.Responses[1].GetResponseRange().Kvs)
+		return n, kids, nil
+	}
+}
+
+// forget deletes a reserved key whose create failed (it may or may not
+// have been applied) and frees the name. Only this session makes it, so
+// an unconditional delete removes nothing of anyone else.
+func (c *conn) forget(ctx context.Context, key string) {
+	if c.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	rctx, rcancel := c.withLife(ctx)
+	defer rcancel()
+	if _, err := c.cli.Delete(rctx, key); err == nil {
+		c.unreserve(key)
+	}
+}
+
+// children returns the direct children of pfx among kvs: sequential nodes
+// by CreateRevision, then the others by name.
+func children(pfx string, kvs []*mvccpb.KeyValue) []baton.Node {
+	type ranked struct {
+		n   baton.Node
+		seq bool
+	}
+	var rs []ranked
+	for _, kv := range kvs {
+		if _, ok := childName(pfx, string(kv.Key)); !ok {
+			continue
+		}
+		n := nodeOf(kv)
+		_, seq := parseName(n.Name)
+		rs = append(rs, ranked{n, seq})
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.seq != b.seq {
+			return a.seq
+		}
+		if a.seq {
+			return a.n.Seq < b.n.Seq
+		}
+		return a.n.Name < b.n.Name
+	})
+	out := make([]baton.Node, len(rs))
+	for i, r := range rs {
+		out[i] = r.n
+	}
+	return out
+}
+
+// retryable says whether a failed request may be retried: the outcome is
+// unknown because the connection failed, not because the server refused.
+func retryable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.Unknown:
+		return true
+	}
+	return false
+}
+
+// sleepCtx waits d, or returns early with an error when ctx or the session
+// ends.
+func sleepCtx(ctx, life context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-life.Done():
+		return context.Canceled
+	}
+}

@@ -1,0 +1,238 @@
+// Package etcd is the baton backend on etcd v3.
+//
+// A session is an etcd lease kept alive by the session itself. Nodes are
+// keys under the recipe's name, ordered by CreateRevision, in the layout
+// of etcd's concurrency package, so that `etcdctl lock NAME` and
+// `etcdctl elect NAME` contend with baton's recipes:
+//
+//	lock   (Mutex contender)        NAME/<lease hex>       (then NAME/<lease hex>_<n>)
+//	latch  (Election candidate)     NAME/latch-<lease hex> (then …_<n>)
+//	read, write, lease              NAME/<kind>-<lease hex> (then …_<n>)
+//	persistent sequential (qn, …)   NAME/<kind>-<16 random hex>
+//	non-sequential                  NAME/<name>
+//
+// A second contender of the same kind on one session gets the suffix _<n>
+// (the lowest free n ≥ 1), so two handles on one session never share a key.
+// Keys of etcd's concurrency package (a bare lease id in hex, as made by
+// concurrency.Mutex and concurrency.Election, hence by etcdctl lock and
+// etcdctl elect) are reported as KindLock: an election recipe that wants to
+// see etcdctl's candidates counts KindLock as well as KindLatch. Only
+// direct children of NAME/ count: NAME/x/y is not a child of NAME.
+//
+// Waits never make the server replay history: every watch is opened at the
+// current revision (so the server serves it from its synced watcher group
+// at once, instead of its 100 ms resync loop) and the state is read after
+// the watch exists, comparing CreateRevisions rather than mere existence.
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton"
+)
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	ttl    time.Duration
+	client *clientv3.Client
+}
+
+// WithTTL sets the session (lease) TTL. etcd counts TTLs in whole seconds:
+// a fractional TTL is rounded up; a TTL under one second, or under the
+// server's minimum lease TTL, makes Open fail with ErrInvalidTTL. The
+// default is baton.DefaultTTL.
+func WithTTL(ttl time.Duration) Option { return func(o *options) { o.ttl = ttl } }
+
+// WithClient makes the session use an existing client instead of dialing
+// the endpoints. The client is not closed by Session.Close.
+func WithClient(c *clientv3.Client) Option { return func(o *options) { o.client = c } }
+
+// dialTimeout bounds the first connection to the endpoints.
+const dialTimeout = 5 * time.Second
+
+// Open dials endpoints (unless WithClient is given), grants a lease and
+// returns a session kept alive by it. The session is lost locally when no
+// keepalive has been acknowledged for the granted TTL minus a margin,
+// counted from the moment the last acknowledged keepalive was sent.
+func Open(ctx context.Context, endpoints []string, opts ...Option) (*baton.Session, error) {
+	c, err := open(ctx, endpoints, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return baton.NewSession(c), nil
+}
+
+// conn implements baton.Conn on one etcd lease.
+type conn struct {
+	cli     *clientv3.Client
+	ownCli  bool
+	lease   clientv3.LeaseID
+	id      string // lease id in hex
+	ttl     time.Duration
+	life    context.Context // cancelled when the session ends
+	endLife context.CancelFunc
+
+	done    chan struct{}
+	endOnce sync.Once
+	errMu   sync.Mutex
+	err     error
+
+	kaDone chan struct{} // closed when the keepalive loop has returned
+
+	resMu    sync.Mutex
+	reserved map[string]bool // keys of this session that may exist
+
+	watchEvents atomic.Int64
+
+	// dropCreateReply makes the next create lose its reply after it was
+	// applied (a test hook for the exactly-once rule).
+	dropCreateReply atomic.Bool
+}
+
+var (
+	_ baton.Conn         = (*conn)(nil)
+	_ baton.CreateLister = (*conn)(nil)
+	_ baton.WatchCounter = (*conn)(nil)
+)
+
+func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error) {
+	o := options{ttl: baton.DefaultTTL}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.ttl < time.Second {
+		return nil, fmt.Errorf("%w: etcd: ttl %v is under one second", baton.ErrInvalidTTL, o.ttl)
+	}
+	secs := int64((o.ttl + time.Second - 1) / time.Second)
+	cli, own := o.client, false
+	if cli == nil {
+		var err error
+		cli, err = clientv3.New(clientv3.Config{
+			Endpoints:            endpoints,
+			DialTimeout:          dialTimeout,
+			DialKeepAliveTime:    time.Second,
+			DialKeepAliveTimeout: time.Second,
+			Context:              context.WithoutCancel(ctx),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("etcd: dial %v: %w", endpoints, err)
+		}
+		own = true
+	}
+	fail := func(err error) (*conn, error) {
+		if own {
+			_ = cli.Close()
+		}
+		return nil, err
+	}
+	g, err := cli.Grant(ctx, secs)
+	sent := time.Now()
+	if err != nil {
+		return fail(fmt.Errorf("etcd: grant lease: %w", err))
+	}
+	if g.TTL != secs {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)
+		_, _ = cli.Revoke(rctx, g.ID)
+		cancel()
+		return fail(fmt.Errorf("%w: etcd: asked for a %ds lease, the server grants %ds (its minimum lease TTL)",
+			baton.ErrInvalidTTL, secs, g.TTL))
+	}
+	life, endLife := context.WithCancel(context.Background())
+	c := &conn{
+		cli:      cli,
+		ownCli:   own,
+		lease:    g.ID,
+		id:       strconv.FormatInt(int64(g.ID), 16),
+		ttl:      time.Duration(g.TTL) * time.Second,
+		life:     life,
+		endLife:  endLife,
+		done:     make(chan struct{}),
+		kaDone:   make(chan struct{}),
+		reserved: map[string]bool{},
+	}
+	go c.keepAlive(sent)
+	return c, nil
+}
+
+func (c *conn) ID() string            { return c.id }
+func (c *conn) TTL() time.Duration    { return c.ttl }
+func (c *conn) Done() <-chan struct{} { return c.done }
+
+func (c *conn) Err() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.err
+}
+
+// WatchEvents is the number of watch events this session has received.
+func (c *conn) WatchEvents() int64 { return c.watchEvents.Load() }
+
+// end closes the session with err; only the first call counts.
+func (c *conn) end(err error) {
+	c.endOnce.Do(func() {
+		c.errMu.Lock()
+		c.err = err
+		c.errMu.Unlock()
+		c.endLife()
+		close(c.done)
+	})
+}
+
+// closeTimeout bounds the lease revoke when ctx has no deadline.
+const closeTimeout = 5 * time.Second
+
+// Close revokes the lease, which deletes every ephemeral key of the
+// session, and ends the session with ErrClosed.
+func (c *conn) Close(ctx context.Context) error {
+	var err error
+	if c.Err() == nil {
+		rctx, cancel := context.WithTimeout(ctx, closeTimeout)
+		_, err = c.cli.Revoke(rctx, c.lease)
+		cancel()
+		if err != nil {
+			err = fmt.Errorf("etcd: revoke lease %s: %w", c.id, err)
+		}
+	}
+	c.end(baton.ErrClosed)
+	<-c.kaDone
+	if c.ownCli {
+		if cerr := c.cli.Close(); cerr != nil && err == nil && !errors.Is(cerr, context.Canceled) {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// withLife returns a context for one request: ctx, also cancelled when the
+// session ends.
+func (c *conn) withLife(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.life, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// fail turns a request error into what the caller sees: ctx's error when
+// it is done, the session's error when the session ended, else err.
+func (c *conn) fail(ctx context.Context, op string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		c.end(baton.ErrSessionExpired)
+	}
+	if serr := c.Err(); serr != nil {
+		return serr
+	}
+	return fmt.Errorf("etcd: %s: %w", op, err)
+}

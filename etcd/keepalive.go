@@ -1,0 +1,64 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+
+	"github.com/batonhq/baton"
+)
+
+// keepAlive renews the lease every TTL/3 and ends the session when the
+// server says the lease is gone (ErrSessionExpired) or when no renewal has
+// been acknowledged in time (ErrSessionLost).
+//
+// The server may expire the lease TTL after it last renewed it, and it
+// renewed it no earlier than we sent the request; so counting from the
+// send time of the last acknowledged keepalive, minus a margin for clock
+// rate and scheduling, we always learn of a loss before the server can
+// give our keys away. That is why this loop uses KeepAliveOnce rather than
+// the client's KeepAlive stream, which does not say when a renewal was
+// sent.
+func (c *conn) keepAlive(sent time.Time) {
+	defer close(c.kaDone)
+	margin := c.ttl / 10
+	interval := c.ttl / 3
+	retry := interval / 4
+	deadline := sent.Add(c.ttl - margin)
+	next := sent.Add(interval)
+	timer := time.NewTimer(time.Until(next))
+	defer timer.Stop()
+	for {
+		select {
+		case <-c.life.Done():
+			return
+		case <-timer.C:
+		}
+		if !time.Now().Before(deadline) {
+			c.end(baton.ErrSessionLost)
+			return
+		}
+		t := time.Now()
+		ctx, cancel := context.WithDeadline(c.life, deadline)
+		_, err := c.cli.KeepAliveOnce(ctx, c.lease)
+		cancel()
+		switch {
+		case err == nil:
+			deadline = t.Add(c.ttl - margin)
+			next = t.Add(interval)
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			c.end(baton.ErrSessionExpired)
+			return
+		case c.life.Err() != nil:
+			return
+		default:
+			next = time.Now().Add(retry)
+			if next.After(deadline) {
+				next = deadline
+			}
+		}
+		timer.Reset(time.Until(next))
+	}
+}

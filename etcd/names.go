@@ -1,0 +1,184 @@
+package etcd
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
+	"github.com/batonhq/baton"
+)
+
+// maxKeyLen bounds names; etcd itself allows more, but a key that long is
+// a mistake.
+const maxKeyLen = 4096
+
+// minLeaseHex is the shortest bare hex name read as a lease id (etcd lease
+// ids carry member bits in their top bytes, so they are 13–16 digits); it
+// keeps literal names like "add" or "cafe" literal.
+const minLeaseHex = 8
+
+// prefixedKinds are the sequential kinds named <kind>-<id>; KindLock is
+// the bare id, as etcd's concurrency package names its keys.
+var prefixedKinds = []string{baton.KindLatch, baton.KindRead, baton.KindWrite, baton.KindLease, baton.KindQueue}
+
+// checkDir validates a recipe name (an etcd key prefix).
+func checkDir(dir string) error {
+	if dir == "" || dir == "/" {
+		return fmt.Errorf("%w: empty name", baton.ErrInvalidName)
+	}
+	return checkText(dir)
+}
+
+// checkElem validates a child name: a kind or a literal name.
+func checkElem(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty child name", baton.ErrInvalidName)
+	}
+	if strings.Contains(name, "/") {
+		return fmt.Errorf("%w: child name %q contains '/'", baton.ErrInvalidName, name)
+	}
+	return checkText(name)
+}
+
+func checkText(s string) error {
+	if len(s) > maxKeyLen {
+		return fmt.Errorf("%w: name longer than %d bytes", baton.ErrInvalidName, maxKeyLen)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: name %q is not UTF-8", baton.ErrInvalidName, s)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: name %q contains a control character", baton.ErrInvalidName, s)
+		}
+	}
+	return nil
+}
+
+// prefix is the key prefix of dir's children.
+func prefix(dir string) string { return baton.Join(dir, "") }
+
+// childName returns the name of key if it is a direct child of dir's
+// prefix pfx.
+func childName(pfx, key string) (string, bool) {
+	if !strings.HasPrefix(key, pfx) {
+		return "", false
+	}
+	name := key[len(pfx):]
+	if name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	return name, true
+}
+
+// parseName returns the kind of a child name and whether it is one of the
+// sequential names this package (or etcd's concurrency package) makes.
+func parseName(name string) (kind string, seq bool) {
+	kind, id := baton.KindLock, name
+	if i := strings.IndexByte(name, '-'); i >= 0 {
+		kind, id = name[:i], name[i+1:]
+		known := false
+		for _, k := range prefixedKinds {
+			known = known || k == kind
+		}
+		if !known {
+			return name, false
+		}
+	}
+	if j := strings.IndexByte(id, '_'); j >= 0 {
+		if _, err := strconv.ParseUint(id[j+1:], 10, 32); err != nil {
+			return name, false
+		}
+		id = id[:j]
+	}
+	if id == "" || len(id) > 32 || (kind == baton.KindLock && len(id) < minLeaseHex) {
+		return name, false
+	}
+	for _, r := range id {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return name, false
+		}
+	}
+	return kind, true
+}
+
+// seqName is the first-choice name of a sequential node of kind: on an
+// ephemeral node the lease id, as etcd's concurrency package does.
+func seqName(kind, id string) string {
+	if kind == baton.KindLock {
+		return id
+	}
+	return kind + "-" + id
+}
+
+// isSeqKind says whether kind has a sequential naming.
+func isSeqKind(kind string) bool {
+	if kind == baton.KindLock {
+		return true
+	}
+	for _, k := range prefixedKinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// reserve picks the key for a new node of kind under dir and reserves it
+// for this session until it is known to be deleted. An ephemeral node is
+// named from the lease id (suffixed _<n> when that key is taken by another
+// node of this session); a persistent one from a random id.
+func (c *conn) reserve(dir, kind string, f baton.Flags) (string, error) {
+	if !isSeqKind(kind) {
+		return "", fmt.Errorf("%w: %q is not a sequential kind", baton.ErrInvalidName, kind)
+	}
+	pfx := prefix(dir)
+	if f&baton.Ephemeral == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		return pfx + seqName(kind, hex.EncodeToString(b[:])), nil
+	}
+	base := pfx + seqName(kind, c.id)
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
+	key := base
+	for n := 1; c.reserved[key]; n++ {
+		key = base + "_" + strconv.Itoa(n)
+	}
+	c.reserved[key] = true
+	return key, nil
+}
+
+// unreserve frees key for reuse once it is known to be gone.
+func (c *conn) unreserve(key string) {
+	c.resMu.Lock()
+	delete(c.reserved, key)
+	c.resMu.Unlock()
+}
+
+// node describes a key as a child of its dir.
+func nodeOf(kv *mvccpb.KeyValue) baton.Node {
+	key := string(kv.Key)
+	name := key
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		name = key[i+1:]
+	}
+	kind, _ := parseName(name)
+	n := baton.Node{
+		Path:  key,
+		Name:  name,
+		Kind:  kind,
+		Seq:   kv.CreateRevision,
+		Token: kv.CreateRevision,
+	}
+	if kv.Lease != 0 {
+		n.Owner = strconv.FormatInt(kv.Lease, 16)
+	}
+	return n
+}

@@ -1,0 +1,225 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton"
+)
+
+// Every wait here follows one pattern: open the watch at the current
+// revision (no start revision), wait until the server confirms it, and only
+// then read the state. A watch with no start revision joins the server's
+// synced watcher group and is notified as soon as a change commits, while
+// one started at a past revision is caught up by a loop that runs every
+// 100 ms (etcd's watchResyncPeriod): that loop is what makes
+// concurrency.Mutex hand off at ~10/s. Reading after the watch exists
+// leaves no gap: any change the read misses is delivered by the watch.
+
+// watch is one open watch.
+type watch struct {
+	ch     clientv3.WatchChan
+	cancel context.CancelFunc
+}
+
+// openWatch starts a watch on key from the current revision and returns
+// once the server has created it.
+func (c *conn) openWatch(ctx context.Context, key string, opts ...clientv3.OpOption) (*watch, error) {
+	wctx, cancel := c.withLife(ctx)
+	// A distinct metadata-free ctx keeps all watches of this client on one
+	// gRPC stream; WithRequireLeader fails the watch when the member is cut
+	// off from its cluster instead of leaving it silent.
+	wctx = clientv3.WithRequireLeader(wctx)
+	opts = append(opts, clientv3.WithCreatedNotify())
+	w := &watch{ch: c.cli.Watch(wctx, key, opts...), cancel: cancel}
+	select {
+	case wr, ok := <-w.ch:
+		if !ok || wr.Err() != nil || !wr.Created {
+			cancel()
+			return nil, c.fail(ctx, "watch "+key, watchErr(wr, ok))
+		}
+		return w, nil
+	case <-wctx.Done():
+		cancel()
+		return nil, c.fail(ctx, "watch "+key, wctx.Err())
+	}
+}
+
+// next returns the next events of the watch.
+func (c *conn) next(ctx context.Context, w *watch, key string) ([]*clientv3.Event, error) {
+	for {
+		select {
+		case wr, ok := <-w.ch:
+			if !ok || wr.Err() != nil || wr.Canceled {
+				return nil, c.fail(ctx, "watch "+key, watchErr(wr, ok))
+			}
+			if len(wr.Events) == 0 {
+				continue // progress notification
+			}
+			c.watchEvents.Add(int64(len(wr.Events)))
+			return wr.Events, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.done:
+			return nil, c.Err()
+		}
+	}
+}
+
+func watchErr(wr clientv3.WatchResponse, ok bool) error {
+	if !ok {
+		return errors.New("watch closed")
+	}
+	if err := wr.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("watch cancelled: %s", wr.CancelReason)
+}
+
+// WaitGone returns once that incarnation of n (its CreateRevision, n.Token)
+// is gone. It watches n's key alone. A key of the same name made again
+// later (the same lease queuing again) is a different incarnation and does
+// not hold the wait.
+func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
+	if err := checkDir(n.Path); err != nil {
+		return err
+	}
+	if err := c.Err(); err != nil {
+		return err
+	}
+	w, err := c.openWatch(ctx, n.Path)
+	if err != nil {
+		return err
+	}
+	defer w.cancel()
+	rctx, cancel := c.withLife(ctx)
+	resp, err := c.cli.Get(rctx, n.Path)
+	cancel()
+	if err != nil {
+		return c.fail(ctx, "get "+n.Path, err)
+	}
+	if len(resp.Kvs) == 0 || !sameIncarnation(resp.Kvs[0], n) {
+		return nil
+	}
+	for {
+		evs, err := c.next(ctx, w, n.Path)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			// The read saw n, so a delete after it is n's own; a put of
+			// another incarnation means n went before it.
+			if ev.Type == mvccpb.DELETE || !sameIncarnation(ev.Kv, n) {
+				return nil
+			}
+		}
+	}
+}
+
+func sameIncarnation(kv *mvccpb.KeyValue, n baton.Node) bool {
+	return n.Token == 0 || kv.CreateRevision == n.Token
+}
+
+// WaitChildren returns once the direct children of dir differ from since
+// (by Path and Token), at once if they already do.
+func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
+	if err := checkDir(dir); err != nil {
+		return err
+	}
+	if err := c.Err(); err != nil {
+		return err
+	}
+	pfx := prefix(dir)
+	w, err := c.openWatch(ctx, pfx, clientv3.WithPrefix())
+	if err != nil {
+		return err
+	}
+	defer w.cancel()
+	rctx, cancel := c.withLife(ctx)
+	resp, err := c.cli.Get(rctx, pfx, clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		return c.fail(ctx, "list "+pfx, err)
+	}
+	if !sameNodes(children(pfx, resp.Kvs), since) {
+		return nil
+	}
+	for {
+		evs, err := c.next(ctx, w, pfx)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if _, ok := childName(pfx, string(ev.Kv.Key)); !ok {
+				continue
+			}
+			// A new key or a deleted one changes the set; a put on an
+			// existing key (its data) does not.
+			if ev.Type == mvccpb.DELETE || ev.IsCreate() {
+				return nil
+			}
+		}
+	}
+}
+
+// sameNodes compares two listings by Path and Token, ignoring order.
+func sameNodes(a, b []baton.Node) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	type id struct {
+		path  string
+		token int64
+	}
+	seen := make(map[id]int, len(a))
+	for _, n := range a {
+		seen[id{n.Path, n.Token}]++
+	}
+	for _, n := range b {
+		k := id{n.Path, n.Token}
+		if seen[k] == 0 {
+			return false
+		}
+		seen[k]--
+	}
+	return true
+}
+
+// WaitExists returns the node at path once it exists, at once if it does.
+func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) {
+	if err := checkDir(path); err != nil {
+		return baton.Node{}, err
+	}
+	if err := c.Err(); err != nil {
+		return baton.Node{}, err
+	}
+	w, err := c.openWatch(ctx, path)
+	if err != nil {
+		return baton.Node{}, err
+	}
+	defer w.cancel()
+	rctx, cancel := c.withLife(ctx)
+	resp, err := c.cli.Get(rctx, path)
+	cancel()
+	if err != nil {
+		return baton.Node{}, c.fail(ctx, "get "+path, err)
+	}
+	if len(resp.Kvs) > 0 {
+		return nodeOf(resp.Kvs[0]), nil
+	}
+	for {
+		evs, err := c.next(ctx, w, path)
+		if err != nil {
+			return baton.Node{}, err
+		}
+		for _, ev := range evs {
+			if ev.Type == mvccpb.PUT {
+				return nodeOf(ev.Kv), nil
+			}
+		}
+	}
+}
