@@ -1,0 +1,252 @@
+// Package redistest starts real redis-server processes (Debian's package,
+// found on PATH) on free loopback ports for tests. Each server runs in its
+// own temporary directory without persistence (save "" and appendonly no),
+// so a restart comes back empty, and is stopped when the test ends.
+//
+// With the environment variable CI set, a missing redis-server fails the
+// test; otherwise the test is skipped with a message.
+package redistest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startTimeout bounds how long one server may take to accept connections.
+const startTimeout = 10 * time.Second
+
+// Config adds authentication to a server. The zero Config starts an open
+// server.
+type Config struct {
+	// Password, if set, is the default user's password (requirepass).
+	Password string
+	// Users are ACL user rules, one per user, as in redis.conf after the
+	// "user" keyword, e.g. "alice on >secret ~* &* +@all".
+	Users []string
+}
+
+// Server is one redis-server process.
+type Server struct {
+	t    testing.TB
+	cfg  Config
+	dir  string
+	port int
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+	log  *logWriter
+}
+
+// Binary returns the path of redis-server, failing the test under CI and
+// skipping it otherwise when it is missing.
+func Binary(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("redistest: redis-server not found on PATH (CI is set): %v", err)
+		}
+		t.Skipf("redistest: redis-server not found on PATH, skipping (install Debian's redis-server): %v", err)
+	}
+	return p
+}
+
+// Start starts one server and registers its shutdown with t.Cleanup.
+func Start(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	bin := Binary(t)
+	s := &Server{t: t, cfg: cfg, dir: t.TempDir()}
+	var err error
+	for range 5 { // a free port may be taken between probe and bind
+		s.port, err = freePort()
+		if err != nil {
+			continue
+		}
+		if err = s.start(bin); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// StartN starts n independent servers with the same Config.
+func StartN(t testing.TB, n int, cfg Config) []*Server {
+	t.Helper()
+	out := make([]*Server, n)
+	for i := range out {
+		out[i] = Start(t, cfg)
+	}
+	return out
+}
+
+// Addr is host:port of the server.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// URL is a redis:// URL for the server, without credentials.
+func (s *Server) URL() string { return "redis://" + s.Addr() }
+
+// Running reports whether the process is up.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Kill stops the server at once (SIGKILL) and waits for it to exit. Killing
+// a stopped server does nothing.
+func (s *Server) Kill() { s.signal(syscall.SIGKILL) }
+
+// Pause stops the process (SIGSTOP) without closing its connections; Resume
+// continues it.
+func (s *Server) Pause() { s.signalOnly(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.signalOnly(syscall.SIGCONT) }
+
+// Restart kills the server if it runs and starts it again on the same port.
+// Without persistence it comes back empty, with a new run_id.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	var err error
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		if err = s.start(Binary(s.t)); err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "in use") {
+			break
+		}
+	}
+	s.t.Fatalf("redistest: restart on port %d: %v", s.port, err)
+}
+
+func (s *Server) signalOnly(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(sig)
+	}
+}
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	<-done
+}
+
+func (s *Server) writeConfig() (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "port %d\nbind 127.0.0.1\ndir %s\n", s.port, s.dir)
+	b.WriteString("save \"\"\nappendonly no\ndaemonize no\nprotected-mode no\nloglevel notice\nlogfile \"\"\n")
+	if s.cfg.Password != "" {
+		fmt.Fprintf(&b, "requirepass %s\n", s.cfg.Password)
+	}
+	for _, u := range s.cfg.Users {
+		fmt.Fprintf(&b, "user %s\n", u)
+	}
+	p := filepath.Join(s.dir, "redis.conf")
+	return p, os.WriteFile(p, []byte(b.String()), 0o600)
+}
+
+func (s *Server) start(bin string) error {
+	conf, err := s.writeConfig()
+	if err != nil {
+		return err
+	}
+	lw := &logWriter{ready: make(chan struct{})}
+	cmd := exec.Command(bin, conf)
+	cmd.Stdout, cmd.Stderr = lw, lw
+	cmd.Dir = s.dir
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case <-lw.ready:
+	case <-done:
+		return fmt.Errorf("redis-server on port %d exited: %s", s.port, lw.tail())
+	case <-timer.C:
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("redis-server on port %d not ready after %v: %s", s.port, startTimeout, lw.tail())
+	}
+	s.mu.Lock()
+	s.cmd, s.done, s.log = cmd, done, lw
+	s.mu.Unlock()
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// logWriter keeps the end of the server's log and closes ready when the
+// server says it accepts connections.
+type logWriter struct {
+	mu    sync.Mutex
+	buf   []byte
+	seen  bool
+	ready chan struct{}
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if !w.seen && bytes.Contains(w.buf, []byte("Ready to accept connections")) {
+		w.seen = true
+		close(w.ready)
+	}
+	if len(w.buf) > 8<<10 {
+		w.buf = append(w.buf[:0], w.buf[len(w.buf)-4<<10:]...)
+	}
+	return len(p), nil
+}
+
+func (w *logWriter) tail() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.buf
+	if len(b) > 1024 {
+		b = b[len(b)-1024:]
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,149 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Client is one Redis server (or a Sentinel-managed master) shared by the
+// locks built on it. It adds to a go-redis client the one pub/sub
+// connection that wakes every waiter of this process.
+//
+// Redis Cluster is not supported: a lock's keys (see the package doc) are
+// not in one hash slot.
+type Client struct {
+	rc  goredis.UniversalClient
+	own bool
+	hub *hub
+	url string // redacted, for errors
+
+	closeOnce sync.Once
+}
+
+// NewClient wraps a go-redis client. It does no I/O. Set
+// ContextTimeoutEnabled on the client's options so that context deadlines
+// bound each command (Redlock's per-instance timeout relies on it). Close
+// does not close rc.
+func NewClient(rc goredis.UniversalClient) *Client {
+	return &Client{rc: rc, hub: newHub(rc), url: addrOf(rc)}
+}
+
+// Dial connects to the server named by a URL, redis://[user:pass@]host:port[/db]
+// or rediss:// for TLS (go-redis's ParseURL query options apply), and
+// checks the connection and credentials with a PING, so a wrong password
+// fails here with an error satisfying IsAuthError. Errors never contain
+// the password. Close the Client when done.
+func Dial(ctx context.Context, rawURL string) (*Client, error) {
+	safe := Redact(rawURL)
+	opt, err := goredis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis: bad URL %s: %s", safe, scrub(err.Error(), rawURL))
+	}
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1 // lock scripts are retried here, knowing what a retry means
+	if opt.DialerRetries <= 0 {
+		opt.DialerRetries = 1
+	}
+	rc := goredis.NewClient(opt)
+	if err := rc.Ping(ctx).Err(); err != nil {
+		_ = rc.Close()
+		who := ""
+		if opt.Username != "" {
+			who = " as user " + opt.Username
+		}
+		if IsAuthError(err) {
+			return nil, fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w", safe, who, &scrubbed{err, opt.Password})
+		}
+		return nil, fmt.Errorf("redis: connect to %s%s: %w", safe, who, &scrubbed{err, opt.Password})
+	}
+	c := NewClient(rc)
+	c.own, c.url = true, safe
+	return c, nil
+}
+
+// IsAuthError reports whether err is a Redis authentication error
+// (WRONGPASS, NOAUTH), even when wrapped.
+func IsAuthError(err error) bool { return goredis.IsAuthError(err) }
+
+// Redis returns the underlying go-redis client.
+func (c *Client) Redis() goredis.UniversalClient { return c.rc }
+
+// String names the server without credentials.
+func (c *Client) String() string { return c.url }
+
+// Close stops the client's pub/sub connection, and closes the go-redis
+// client if Dial opened it. Locks built on c must not be used afterwards.
+func (c *Client) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.hub.close()
+		if c.own {
+			err = c.rc.Close()
+		}
+	})
+	return err
+}
+
+// Redact returns a Redis URL with its password replaced by "xxxxx", for
+// logs and errors. Text that is not a URL is returned with everything
+// between "://" and the last "@" of its authority hidden.
+func Redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw
+	}
+	rest := raw[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if k := strings.LastIndex(rest, "@"); k >= 0 {
+		return raw[:i+3] + "xxxxx" + raw[i+3+k:]
+	}
+	return raw
+}
+
+// scrub removes secret (and the raw URL holding it) from msg.
+func scrub(msg, raw string) string {
+	msg = strings.ReplaceAll(msg, raw, Redact(raw))
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
+	}
+	return msg
+}
+
+// scrubbed wraps an error so its message cannot leak a password while
+// errors.Is and errors.As still see the original.
+type scrubbed struct {
+	err    error
+	secret string
+}
+
+func (s *scrubbed) Error() string {
+	if s.secret == "" {
+		return s.err.Error()
+	}
+	return strings.ReplaceAll(s.err.Error(), s.secret, "xxxxx")
+}
+
+func (s *scrubbed) Unwrap() error { return s.err }
+
+func addrOf(rc goredis.UniversalClient) string {
+	if c, ok := rc.(*goredis.Client); ok {
+		return "redis://" + c.Options().Addr
+	}
+	return "redis"
+}
+
+// errClosed is returned by waits on a closed Client.
+var errClosed = errors.New("redis: client closed")

@@ -1,0 +1,72 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/redistest"
+	"github.com/batonhq/baton/redis"
+)
+
+var keySeq atomic.Int64
+
+// freshKey returns a key no other test uses.
+func freshKey(t testing.TB) string {
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("baton-test:%s:%d", name, keySeq.Add(1))
+}
+
+// dial connects to srv and closes the client when the test ends.
+func dial(t testing.TB, srv *redistest.Server) *redis.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := redis.Dial(ctx, srv.URL())
+	if err != nil {
+		t.Fatalf("dial %s: %v", srv.URL(), err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// within returns a context that ends after d, cancelled when the test ends.
+func within(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitDone waits for a lease to end, failing the test after d.
+func waitDone(t testing.TB, l *baton.Lease, d time.Duration) {
+	t.Helper()
+	select {
+	case <-l.Done():
+	case <-time.After(d):
+		t.Fatalf("lease on %s still live after %v", l.Key(), d)
+	}
+}
+
+// eventually polls cond until it holds, failing the test after d.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func mustLost(t testing.TB, err error) {
+	t.Helper()
+	if !errors.Is(err, baton.ErrLost) {
+		t.Fatalf("want an error wrapping baton.ErrLost, got %v", err)
+	}
+}

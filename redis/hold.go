@@ -1,0 +1,94 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// renewFunc extends a hold once. It returns the new end of validity, or an
+// error wrapping baton.ErrLost when the hold is certainly gone; any other
+// error is retried until validity runs out.
+type renewFunc func(ctx context.Context) (time.Time, error)
+
+// hold is one live acquisition: its random value, its lease, and the
+// goroutine renewing it every ttl/3.
+type hold struct {
+	value string
+	lease *baton.Lease
+	end   func(error)
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// newHold starts renewing an acquisition valid until deadline (measured on
+// the monotonic clock from when the acquiring command was sent).
+func newHold(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *hold {
+	l, end := baton.NewLease(key, token)
+	h := &hold{value: value, lease: l, end: end, stop: make(chan struct{}), done: make(chan struct{})}
+	go h.keep(key, ttl, deadline, renew)
+	return h
+}
+
+func (h *hold) keep(key string, ttl time.Duration, deadline time.Time, renew renewFunc) {
+	defer close(h.done)
+	every := ttl / 3
+	retry := max(every/8, 5*time.Millisecond)
+	expire := time.NewTimer(time.Until(deadline))
+	next := time.NewTimer(every)
+	defer expire.Stop()
+	defer next.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-expire.C:
+			h.end(fmt.Errorf("%w: %s: renewal not confirmed before the lock's validity ran out", baton.ErrLost, key))
+			return
+		case <-next.C:
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		go func() {
+			select {
+			case <-h.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		nd, err := renew(ctx)
+		cancel()
+		switch {
+		case errors.Is(err, baton.ErrLost):
+			h.end(err)
+			return
+		case err == nil && nd.After(deadline):
+			deadline = nd
+			expire.Reset(time.Until(deadline))
+			next.Reset(every)
+		default:
+			next.Reset(retry)
+		}
+	}
+}
+
+// release stops the renewal and waits for it to finish.
+func (h *hold) release() {
+	select {
+	case <-h.stop:
+	default:
+		close(h.stop)
+	}
+	<-h.done
+}
+
+// randomValue is a lock value unique to one acquisition attempt.
+func randomValue() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

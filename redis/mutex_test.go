@@ -1,0 +1,354 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/redistest"
+	"github.com/batonhq/baton/redis"
+)
+
+func TestMutexLockUnlock(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	key := freshKey(t)
+	m := redis.NewMutex(c, key, redis.WithTTL(time.Second))
+
+	l, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Token() <= 0 || l.Key() != key || l.Err() != nil || !m.Held() {
+		t.Fatalf("bad lease: token %d key %q err %v held %v", l.Token(), l.Key(), l.Err(), m.Held())
+	}
+	if v, _ := c.Redis().Get(ctx, key).Result(); v == "" {
+		t.Fatal("lock key not set")
+	}
+	// Re-entrant on the same handle.
+	if l2, err := m.Lock(ctx); err != nil || l2 != l {
+		t.Fatalf("re-entrant Lock: %v, same lease %v", err, l2 == l)
+	}
+	if err := m.Unlock(ctx); err != nil || !m.Held() {
+		t.Fatalf("inner Unlock: %v held %v", err, m.Held())
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(l.Err(), baton.ErrNotHeld) {
+		t.Fatalf("lease after unlock: %v", l.Err())
+	}
+	if n, _ := c.Redis().Exists(ctx, key).Result(); n != 0 {
+		t.Fatal("lock key left behind")
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, baton.ErrNotHeld) {
+		t.Fatalf("Unlock without hold: %v", err)
+	}
+	l3, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l3.Token() <= l.Token() {
+		t.Fatalf("token did not increase: %d then %d", l.Token(), l3.Token())
+	}
+	_ = m.Unlock(ctx)
+}
+
+func TestMutexTryLock(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	key := freshKey(t)
+	a := redis.NewMutex(c, key, redis.WithTTL(time.Second))
+	b := redis.NewMutex(c, key, redis.WithTTL(time.Second))
+	if _, err := a.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock on a held lock: %v", err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock on a free lock: %v", err)
+	}
+	_ = b.Unlock(ctx)
+}
+
+// TestMutexExclusion runs 8 clients, each on its own connection, through
+// many lock cycles and checks that no two critical sections overlap and
+// that fencing tokens strictly increase.
+func TestMutexExclusion(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	key := freshKey(t)
+	ctx := within(t, 60*time.Second)
+	const clients, cycles = 8, 40
+	var chk batontest.Checker
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		c := dial(t, srv)
+		m := redis.NewMutex(c, key, redis.WithTTL(2*time.Second))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range cycles {
+				l, err := m.Lock(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				sp := chk.Enter(i, l.Token())
+				chk.Leave(sp)
+				if err := m.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := chk.Verify(true); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(chk.Spans()); n != clients*cycles {
+		t.Fatalf("%d sections, want %d", n, clients*cycles)
+	}
+}
+
+// queued waits until n waiters are in key's line.
+func queued(t *testing.T, c *redis.Client, key string, n int64) {
+	t.Helper()
+	eventually(t, 10*time.Second, "waiters in line", func() bool {
+		got, _ := c.Redis().ZCard(context.Background(), key+":queue").Result()
+		return got == n
+	})
+}
+
+func TestMutexFIFO(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 30*time.Second)
+	key := freshKey(t)
+	holder := redis.NewMutex(c, key, redis.WithTTL(2*time.Second))
+	if _, err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 4
+	order := make(chan int, waiters+1)
+	var wg sync.WaitGroup
+	for i := range waiters {
+		m := redis.NewMutex(dial(t, srv), key, redis.WithTTL(2*time.Second))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := m.Lock(ctx); err != nil {
+				order <- -1
+				return
+			}
+			order <- i
+			_ = m.Unlock(ctx)
+		}()
+		queued(t, c, key, int64(i+1))
+	}
+	// The releasing client asks again at once: it must queue behind them.
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again := make(chan error, 1)
+	go func() {
+		_, err := holder.Lock(ctx)
+		if err == nil {
+			order <- waiters
+			err = holder.Unlock(ctx)
+		}
+		again <- err
+	}()
+	wg.Wait()
+	if err := <-again; err != nil {
+		t.Fatal(err)
+	}
+	close(order)
+	want := 0
+	for got := range order {
+		if got != want {
+			t.Fatalf("acquired by %d, want %d (FIFO)", got, want)
+		}
+		want++
+	}
+}
+
+func TestMutexCancelLeavesLine(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	key := freshKey(t)
+	a := redis.NewMutex(c, key, redis.WithTTL(2*time.Second))
+	if _, err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := redis.NewMutex(dial(t, srv), key, redis.WithTTL(2*time.Second))
+	wctx, cancel := context.WithCancel(ctx)
+	res := make(chan error, 1)
+	go func() { _, err := b.Lock(wctx); res <- err }()
+	queued(t, c, key, 1)
+	cancel()
+	if err := <-res; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Lock: %v", err)
+	}
+	queued(t, c, key, 0)
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A cancelled head of line must not block the next waiter.
+	if _, err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := redis.NewMutex(dial(t, srv), key, redis.WithTTL(2*time.Second))
+	wctx2, cancel2 := context.WithCancel(ctx)
+	go func() { _, err := w.Lock(wctx2); res <- err }()
+	queued(t, c, key, 1)
+	got := make(chan error, 1)
+	d := redis.NewMutex(dial(t, srv), key, redis.WithTTL(2*time.Second))
+	go func() { _, err := d.Lock(ctx); got <- err }()
+	queued(t, c, key, 2)
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// w is woken as head; cancel it before or after it takes the lock.
+	cancel2()
+	if err := <-res; err == nil {
+		_ = w.Unlock(ctx)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("waiter behind a cancelled head: %v", err)
+	}
+	_ = d.Unlock(ctx)
+}
+
+// TestMutexWakesOnExpiry: a holder that never releases (here a foreign
+// client's SET) is waited out through the key's remaining ttl, no message.
+func TestMutexWakesOnExpiry(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	key := freshKey(t)
+	if err := c.Redis().Set(ctx, key, "someone-else", 300*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	m := redis.NewMutex(c, key, redis.WithTTL(3*time.Second))
+	if _, err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = m.Unlock(ctx)
+}
+
+// TestMutexLostOnKill: when the server dies while the lock is held, the
+// lease ends as lost before the ttl measured from the acquiring command.
+func TestMutexLostOnKill(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	const ttl = 600 * time.Millisecond
+	m := redis.NewMutex(c, freshKey(t), redis.WithTTL(ttl))
+	start := time.Now()
+	l, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	waitDone(t, l, 5*time.Second)
+	// The lease ends at the acquiring command's send time plus ttl minus
+	// the drift allowance; allow for timer scheduling under -race.
+	if el := time.Since(start); el > ttl+100*time.Millisecond {
+		t.Fatalf("lost signal after %v, later than the ttl %v", el, ttl)
+	}
+	mustLost(t, l.Err())
+	mustLost(t, m.Unlock(ctx))
+}
+
+// TestMutexLostWhenStolen: a key deleted under the holder is noticed at the
+// next renewal.
+func TestMutexLostWhenStolen(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	key := freshKey(t)
+	m := redis.NewMutex(c, key, redis.WithTTL(300*time.Millisecond))
+	l, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Redis().Del(ctx, key).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, l, 5*time.Second)
+	mustLost(t, l.Err())
+}
+
+// TestMutexRenews: a holder keeps the lock well past its ttl.
+func TestMutexRenews(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	key := freshKey(t)
+	m := redis.NewMutex(c, key, redis.WithTTL(200*time.Millisecond))
+	l, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := redis.NewMutex(c, key, redis.WithTTL(200*time.Millisecond))
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := other.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+			t.Fatalf("TryLock while held and renewed: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if l.Err() != nil {
+		t.Fatal(l.Err())
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMutexTokensSurviveRestart: the token counter is seeded from the
+// server clock, so a server restarted empty keeps tokens increasing.
+func TestMutexTokensSurviveRestart(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 20*time.Second)
+	key := freshKey(t)
+	m := redis.NewMutex(c, key, redis.WithTTL(time.Second))
+	var last int64
+	for range 3 {
+		l, err := m.Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = l.Token()
+		_ = m.Unlock(ctx)
+	}
+	srv.Restart()
+	var l *baton.Lease
+	eventually(t, 10*time.Second, "lock after restart", func() bool {
+		var err error
+		l, err = m.TryLock(ctx)
+		return err == nil
+	})
+	if l.Token() <= last {
+		t.Fatalf("token after an empty restart %d, not above %d", l.Token(), last)
+	}
+	_ = m.Unlock(ctx)
+}

@@ -1,0 +1,37 @@
+package redis
+
+import (
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// Option configures a Mutex or a Redlock.
+type Option func(*options)
+
+type options struct {
+	ttl time.Duration
+}
+
+// WithTTL sets how long the lock outlives a holder that stops renewing it
+// (default baton.DefaultTTL, 10s). The holder renews every ttl/3 and is
+// told it lost the lock when validity runs out unconfirmed. Values under
+// 100ms are raised to 100ms.
+func WithTTL(ttl time.Duration) Option {
+	return func(o *options) { o.ttl = ttl }
+}
+
+func buildOptions(opts []Option) options {
+	o := options{ttl: baton.DefaultTTL}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.ttl < 100*time.Millisecond {
+		o.ttl = 100 * time.Millisecond
+	}
+	return o
+}
+
+// drift is the clock-drift allowance subtracted from every validity
+// period: 1% of the ttl plus 2ms, as the Redlock spec suggests.
+func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
