@@ -20,6 +20,7 @@ var suite = []struct {
 	{"Mutex/Reentrant", testMutexReentrant},
 	{"Mutex/CancelLeavesNothing", testMutexCancel},
 	{"Mutex/CreateReplyLost", testMutexCreateReplyLost},
+	{"Mutex/CreateReplyLostMany", testMutexCreateReplyLostMany},
 	{"Mutex/LostBeforeOthersAcquire", testMutexLostFirst},
 	{"Mutex/ExpiryWhileHolding", testMutexExpiry},
 	{"Mutex/WaiterSessionLost", testMutexWaiterLost},
