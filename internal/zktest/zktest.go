@@ -1,0 +1,297 @@
+// Package zktest runs a real ZooKeeper server from Debian's zookeeper
+// package for tests: a JVM on a free loopback port with a temporary data
+// directory, four-letter words on, the admin server off and a short tick so
+// that session expiry takes about a second.
+package zktest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TickTime is the server's tick. ZooKeeper grants session timeouts between
+// 2 and 600 ticks here, so test sessions can be as short as 200 ms.
+const TickTime = 100 * time.Millisecond
+
+// JavaDir is where Debian installs the jars.
+const JavaDir = "/usr/share/java"
+
+// startTimeout bounds how long a server may take to answer ruok.
+const startTimeout = 60 * time.Second
+
+// Server is one running ZooKeeper server.
+type Server struct {
+	addr string
+	dir  string
+	cmd  *exec.Cmd
+	log  *os.File
+
+	ownDir bool // remove dir's parent on Stop (shared server)
+
+	stopOnce sync.Once
+	exited   chan struct{}
+}
+
+// Start runs a fresh server for t and stops it on t.Cleanup. Without java
+// or the zookeeper jars it skips t, or fails it when the CI environment
+// variable is set.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	Require(t)
+	s, err := start(t.TempDir())
+	if err != nil {
+		t.Fatalf("zktest: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+var shared struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// Shared returns one server for the whole test binary, started on first
+// use. Stop it from TestMain with Main; tests sharing it must use paths of
+// their own.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	Require(t)
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "zktest-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.srv, shared.err = start(dir)
+		if shared.err != nil {
+			_ = os.RemoveAll(dir)
+		} else {
+			shared.srv.ownDir = true
+		}
+	})
+	if shared.err != nil {
+		t.Fatalf("zktest: %v", shared.err)
+	}
+	return shared.srv
+}
+
+// Main runs the tests of m and then stops the shared server, if any. Use
+// it as `func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }`.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared.srv != nil {
+		shared.srv.Stop()
+	}
+	return code
+}
+
+// Available reports whether java and the zookeeper jars are installed, and
+// why not.
+func Available() error {
+	if _, err := exec.LookPath("java"); err != nil {
+		return errors.New("java not found on PATH (apt-get install zookeeper)")
+	}
+	if _, err := os.Stat(filepath.Join(JavaDir, "zookeeper.jar")); err != nil {
+		return fmt.Errorf("%s/zookeeper.jar not found (apt-get install zookeeper)", JavaDir)
+	}
+	return nil
+}
+
+// Require skips t (fails it with CI set) when ZooKeeper cannot be run.
+func Require(t testing.TB) {
+	t.Helper()
+	if err := Available(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("zktest: %v", err)
+		}
+		t.Skipf("zktest: %v; skipping (set CI to make this a failure)", err)
+	}
+}
+
+// Classpath is the server's classpath: zookeeper.jar names its own
+// dependencies in its manifest; slf4j-simple gives it a logger.
+func Classpath() string {
+	return filepath.Join(JavaDir, "zookeeper.jar") + ":" + filepath.Join(JavaDir, "slf4j-simple.jar")
+}
+
+func start(dir string) (*Server, error) {
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		s, err := startOnce(dir, attempt)
+		if err == nil {
+			return s, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+func startOnce(dir string, attempt int) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	run := filepath.Join(dir, fmt.Sprintf("zk%d", attempt))
+	data := filepath.Join(run, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	cfg := strings.Join([]string{
+		fmt.Sprintf("tickTime=%d", TickTime.Milliseconds()),
+		"dataDir=" + data,
+		fmt.Sprintf("clientPort=%d", port),
+		"clientPortAddress=127.0.0.1",
+		"maxSessionTimeout=60000",
+		"4lw.commands.whitelist=*",
+		"admin.enableServer=false",
+		"maxClientCnxns=0",
+		"forceSync=no",
+		"",
+	}, "\n")
+	cfgPath := filepath.Join(run, "zoo.cfg")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(run, "zookeeper.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC",
+		"-Dzookeeper.admin.enableServer=false",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-cp", Classpath(),
+		"org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+	cmd.Dir = run
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start java: %w", err)
+	}
+	s := &Server{addr: addr, dir: run, cmd: cmd, log: logf, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(s.exited)
+	}()
+	if err := s.waitReady(startTimeout); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("server on %s did not start: %w\n%s", addr, err, s.logTail())
+	}
+	return s, nil
+}
+
+func (s *Server) waitReady(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			return errors.New("java exited")
+		default:
+		}
+		if out, err := s.FourLetter("ruok"); err == nil && out == "imok" {
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return errors.New("java exited")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no imok within %v", limit)
+}
+
+func (s *Server) logTail() string {
+	b, err := os.ReadFile(filepath.Join(s.dir, "zookeeper.log"))
+	if err != nil {
+		return ""
+	}
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Addr is the client address, host:port on loopback.
+func (s *Server) Addr() string { return s.addr }
+
+// Servers is the client connection list (one server here).
+func (s *Server) Servers() []string { return []string{s.addr} }
+
+// FourLetter sends a four-letter word (ruok, mntr, wchs, cons, …) and
+// returns the answer, trimmed.
+func (s *Server) FourLetter(cmd string) (string, error) {
+	c, err := net.DialTimeout("tcp", s.addr, 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, cmd); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	if err != nil && len(b) == 0 {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Mntr returns the server's mntr figures by name (zk_watch_count, …).
+func (s *Server) Mntr() (map[string]string, error) {
+	out, err := s.FourLetter("mntr")
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewBufferString(out))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "\t")
+		if ok {
+			m[k] = strings.TrimSpace(v)
+		}
+	}
+	return m, nil
+}
+
+// Stop kills the server's process group and waits for it to exit. It is
+// idempotent.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		if s.cmd.Process != nil {
+			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		}
+		select {
+		case <-s.exited:
+		case <-time.After(10 * time.Second):
+		}
+		_ = s.log.Close()
+		if s.ownDir {
+			_ = os.RemoveAll(filepath.Dir(s.dir))
+		}
+	})
+}
