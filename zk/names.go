@@ -39,6 +39,10 @@ var foreign = []struct{ marker, kind string }{
 	{"lease-", baton.KindLease},
 }
 
+// maxSeq is the Seq of a plain (non-sequential) node: after every
+// sequential sibling.
+const maxSeq = math.MaxInt64
+
 // seqWidth is the width ZooKeeper formats sequences with (%010d).
 const seqWidth = 10
 
@@ -160,7 +164,7 @@ func sortChildren(dir string, names []string) []baton.Node {
 			n.Seq = int64(p.seq)
 			lo, hi = min(lo, n.Seq), max(hi, n.Seq)
 		} else {
-			n.Seq = math.MaxInt64 // after every sequential sibling
+			n.Seq = maxSeq
 		}
 		nodes = append(nodes, n)
 		seqs = append(seqs, p.sequential)

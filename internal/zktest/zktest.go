@@ -173,6 +173,7 @@ func startOnce(dir string, attempt int) (*Server, error) {
 	}
 	cmd := exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC",
 		"-Dzookeeper.admin.enableServer=false",
+		"-Dznode.container.checkIntervalMs=500", // empty containers go quickly
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
 		"-cp", Classpath(),
 		"org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)

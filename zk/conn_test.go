@@ -1,0 +1,218 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/zktest"
+)
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestCreateListGetDelete(t *testing.T) {
+	ctx := ctxT(t)
+	s := openT(t, 0)
+	c := s.Conn()
+	dir := testPath(t) + "/a/b"
+	n1, err := c.Create(ctx, dir, baton.KindLock, []byte("x"), baton.Ephemeral|baton.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1.Kind != baton.KindLock || n1.Owner != s.ID() || n1.Token == 0 || n2.Token <= n1.Token || n2.Seq != n1.Seq+1 {
+		t.Fatalf("nodes %+v %+v (session %s)", n1, n2, s.ID())
+	}
+	data, g, err := c.Get(ctx, n1.Path)
+	if err != nil || string(data) != "x" || g.Token != n1.Token || g.Owner != s.ID() {
+		t.Fatalf("Get = %q %+v %v; want token %d", data, g, err, n1.Token)
+	}
+	if _, err := c.Create(ctx, dir, "ready", nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, dir, "ready", nil, 0); !errors.Is(err, baton.ErrExists) {
+		t.Fatalf("second create of ready: %v, want ErrExists", err)
+	}
+	kids, err := c.Children(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 3 || kids[0].Path != n1.Path || kids[1].Path != n2.Path || kids[2].Name != "ready" {
+		t.Fatalf("children = %+v", kids)
+	}
+	if err := c.Delete(ctx, n1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, n1); err != nil {
+		t.Fatalf("second delete: %v", err)
+	}
+	if _, _, err := c.Get(ctx, n1.Path); !errors.Is(err, baton.ErrNotFound) {
+		t.Fatalf("Get deleted: %v", err)
+	}
+	if _, pn, err := c.Get(ctx, dir); err != nil || pn.Owner != "" || pn.Kind != "b" {
+		t.Fatalf("parent node %+v %v", pn, err)
+	}
+	// The parent is a container node: the server removes it once it has
+	// had children and has none (the test server checks every 500 ms).
+	for _, k := range kids[1:] {
+		if err := c.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WaitGone(ctx, baton.Node{Path: dir}); err != nil {
+		t.Fatalf("empty container parent not removed: %v", err)
+	}
+	if kids, err := c.Children(ctx, "/does/not/exist"); err != nil || len(kids) != 0 {
+		t.Fatalf("missing dir: %v %v", kids, err)
+	}
+}
+
+func TestInvalidNames(t *testing.T) {
+	ctx := ctxT(t)
+	c := openT(t, 0).Conn()
+	for _, p := range []string{"", "a", "/a/", "//a", "/a//b", "/a/../b", "/a/./b", "/a/\x01", "/a\u0085"} {
+		if _, err := c.Children(ctx, p); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("Children(%q) = %v, want ErrInvalidName", p, err)
+		}
+		if _, err := c.Create(ctx, p, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("Create(%q) = %v, want ErrInvalidName", p, err)
+		}
+	}
+	for _, k := range []string{"", "a/b", "..", "bogus"} {
+		f := baton.Flags(0)
+		if k == "bogus" {
+			f = baton.Sequential
+		}
+		if _, err := c.Create(ctx, "/x", k, nil, f); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("Create(kind %q) = %v, want ErrInvalidName", k, err)
+		}
+	}
+	if err := c.Delete(ctx, baton.Node{Path: "nope"}); !errors.Is(err, baton.ErrInvalidName) {
+		t.Errorf("Delete(nope) = %v", err)
+	}
+}
+
+func TestTTLBelowMinimum(t *testing.T) {
+	ctx := ctxT(t)
+	_, err := Open(ctx, zktest.Shared(t).Servers(), WithTTL(50*time.Millisecond))
+	if !errors.Is(err, baton.ErrInvalidTTL) {
+		t.Fatalf("Open with 50ms TTL: %v, want ErrInvalidTTL", err)
+	}
+	s := openT(t, 300*time.Millisecond)
+	if s.TTL() != 300*time.Millisecond {
+		t.Fatalf("TTL = %v", s.TTL())
+	}
+}
+
+func TestExpire(t *testing.T) {
+	ctx := ctxT(t)
+	s := openT(t, 0)
+	other := openT(t, 0)
+	dir := testPath(t)
+	n, err := s.Conn().Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() { waiting <- s.Conn().WaitGone(ctx, baton.Node{Path: dir + "/nothing-here-but-watched"}) }()
+	expire(t, zktest.Shared(t).Addr(), s)
+	if err := waitDone(t, s, 10*time.Second); !errors.Is(err, baton.ErrSessionExpired) {
+		t.Fatalf("Err = %v, want ErrSessionExpired", err)
+	}
+	if err := <-waiting; err != nil && !baton.IsSessionGone(err) {
+		t.Fatalf("WaitGone after expiry: %v", err)
+	}
+	if _, err := s.Conn().Children(ctx, dir); !baton.IsSessionGone(err) {
+		t.Fatalf("Children after expiry: %v", err)
+	}
+	if err := other.Conn().WaitGone(ctx, n); err != nil {
+		t.Fatalf("our node outlived the session: %v", err)
+	}
+}
+
+func TestCloseRemovesEphemerals(t *testing.T) {
+	ctx := ctxT(t)
+	s := openT(t, 0)
+	other := openT(t, 0)
+	n, err := s.Conn().Create(ctx, testPath(t), baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(s.Err(), baton.ErrClosed) {
+		t.Fatalf("Err = %v", s.Err())
+	}
+	if _, _, err := other.Conn().Get(ctx, n.Path); !errors.Is(err, baton.ErrNotFound) {
+		t.Fatalf("node after Close: %v", err)
+	}
+}
+
+// TestRequestsPerAcquisition counts the requests one Mutex acquisition
+// sends: uncontended create+list+delete; contended one more, the exists
+// watch on the predecessor (go-zookeeper's Lock: 3 and 5).
+func TestRequestsPerAcquisition(t *testing.T) {
+	ctx := ctxT(t)
+	path := testPath(t)
+	a, b := openT(t, 0), openT(t, 0)
+	ma, mb := baton.NewMutex(a, path), baton.NewMutex(b, path)
+	// Warm up: the first acquisition also creates the container parent.
+	if _, err := ma.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ma.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ca := sessionOf(a)
+	before := ca.Requests()
+	if _, err := ma.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ma.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ca.Requests() - before; got != 3 {
+		t.Errorf("uncontended acquisition: %d requests, want 3", got)
+	}
+	t.Logf("uncontended: %d requests", ca.Requests()-before)
+
+	if _, err := ma.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cb := sessionOf(b)
+	before = cb.Requests()
+	got := make(chan error, 1)
+	go func() {
+		_, err := mb.Lock(ctx)
+		got <- err
+	}()
+	// Wait until b is queued (its watch is on the server), then release.
+	deadline := time.Now().Add(10 * time.Second)
+	for cb.Requests()-before < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := ma.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if err := mb.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := cb.Requests() - before; n > 4 {
+		t.Errorf("contended acquisition: %d requests, want ≤ 4", n)
+	} else {
+		t.Logf("contended: %d requests", n)
+	}
+}

@@ -1,0 +1,272 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton"
+	gozk "github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+)
+
+// maxCreateAttempts bounds one Create's attempts (missing parents,
+// connection losses).
+const maxCreateAttempts = 10
+
+// cleanupTimeout bounds the removal of a node whose create was abandoned.
+const cleanupTimeout = 5 * time.Second
+
+// Create makes a child of dir. A sequential node of kind K is named
+// Curator's way, "_c_<uuid>-<marker><seq>", and the uuid, fresh for each
+// Create, is what makes it exactly-once: if the connection is lost before
+// the reply, we look for our uuid among the children once reconnected
+// (Curator's protected mode). The node's czxid, its fencing token, is read
+// from the create reply's header, so a create is one request.
+//
+// Queue items ("qn-<seq>", ZooKeeper's DistributedQueue layout) carry no
+// id: if the connection is lost before their reply, Create does not retry
+// and returns an error saying the outcome is unknown.
+func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
+	if err := checkPath(dir); err != nil {
+		return baton.Node{}, err
+	}
+	var name, id string
+	protected := false
+	if f&baton.Sequential != 0 {
+		id = newID()
+		prefix, prot, ok := sequentialName(kind, id)
+		if !ok {
+			return baton.Node{}, fmt.Errorf("%w: no sequential node kind %q", baton.ErrInvalidName, kind)
+		}
+		name, protected = prefix, prot
+	} else {
+		if err := checkElem(kind); err != nil {
+			return baton.Node{}, err
+		}
+		name = kind
+	}
+	path := c.abs(baton.Join(dir, name))
+	flags := createFlags(f)
+	var err error
+	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
+		var got string
+		err = c.callThen(ctx, func() error {
+			var e error
+			got, e = c.zc.Create(path, data, flags, c.acl)
+			return e
+		}, func(err error) { c.abandonCreate(got, dir, id, err) })
+		switch {
+		case err == nil:
+			return c.created(ctx, got, f)
+		case errors.Is(err, baton.ErrNotFound):
+			if err := c.makeParents(ctx, c.abs(dir)); err != nil {
+				return baton.Node{}, err
+			}
+		case errors.Is(err, errConnLoss):
+			if f&baton.Sequential != 0 && !protected {
+				return baton.Node{}, fmt.Errorf("zk: create in %s: outcome unknown: %w", dir, err)
+			}
+			if err := c.waitUp(ctx); err != nil {
+				return baton.Node{}, err
+			}
+			if protected {
+				n, found, err := c.findProtected(ctx, dir, id)
+				if err != nil {
+					return baton.Node{}, err
+				}
+				if found {
+					return n, nil
+				}
+			}
+		case errors.Is(err, baton.ErrExists) && attempt > 0 && f&baton.Ephemeral != 0:
+			// An earlier attempt whose reply was lost may have made it.
+			_, n, gerr := c.Get(ctx, c.rel(path))
+			if gerr == nil && n.Owner == c.ID() {
+				return n, nil
+			}
+			return baton.Node{}, err
+		default:
+			return baton.Node{}, err
+		}
+	}
+	return baton.Node{}, fmt.Errorf("zk: create in %s: gave up after %d attempts: %w", dir, maxCreateAttempts, err)
+}
+
+func createFlags(f baton.Flags) int32 {
+	var flags int32
+	if f&baton.Ephemeral != 0 {
+		flags |= gozk.FlagEphemeral
+	}
+	if f&baton.Sequential != 0 {
+		flags |= gozk.FlagSequence
+	}
+	return flags
+}
+
+// created builds the Node of a node we just created at (server) path.
+func (c *conn) created(ctx context.Context, path string, f baton.Flags) (baton.Node, error) {
+	n := c.statNode(path, nil)
+	if z, ok := c.w.takeZxid(path); ok {
+		n.Token = z
+	} else {
+		// The tap missed the reply header (never expected): ask.
+		var st *gozk.Stat
+		var ok bool
+		err := c.retry(ctx, func() error {
+			var e error
+			ok, st, e = c.zc.Exists(path)
+			return e
+		})
+		if err != nil {
+			return baton.Node{}, err
+		}
+		if !ok {
+			return baton.Node{}, fmt.Errorf("%w: %s vanished after its create", baton.ErrNotFound, n.Path)
+		}
+		n.Token = st.Czxid
+	}
+	if f&baton.Ephemeral != 0 {
+		n.Owner = c.ID()
+	}
+	return n, nil
+}
+
+// findProtected looks for the node of create attempt id among the children
+// of dir. A node of ours that belongs to another session (ours expired
+// meanwhile) is removed and not reported.
+func (c *conn) findProtected(ctx context.Context, dir, id string) (baton.Node, bool, error) {
+	var names []string
+	err := c.retry(ctx, func() error {
+		var e error
+		names, _, e = c.zc.Children(c.abs(dir))
+		return e
+	})
+	if errors.Is(err, baton.ErrNotFound) {
+		return baton.Node{}, false, nil
+	}
+	if err != nil {
+		return baton.Node{}, false, err
+	}
+	mark := protectedPrefix + id + "-"
+	for _, name := range names {
+		if !strings.HasPrefix(name, mark) {
+			continue
+		}
+		path := c.abs(baton.Join(dir, name))
+		var ok bool
+		var st *gozk.Stat
+		err := c.retry(ctx, func() error {
+			var e error
+			ok, st, e = c.zc.Exists(path)
+			return e
+		})
+		if err != nil {
+			return baton.Node{}, false, err
+		}
+		if !ok {
+			return baton.Node{}, false, nil
+		}
+		c.w.forget(path)
+		c.mu.Lock()
+		mine := st.EphemeralOwner == 0 || st.EphemeralOwner == c.id
+		c.mu.Unlock()
+		if !mine {
+			_ = c.retry(ctx, func() error { return c.zc.Delete(path, -1) })
+			return baton.Node{}, false, nil
+		}
+		return c.statNode(path, st), true, nil
+	}
+	return baton.Node{}, false, nil
+}
+
+// abandonCreate removes the node of a create whose caller gave up (ctx
+// ended) while it was in flight, so a cancelled Create leaves nothing.
+func (c *conn) abandonCreate(got, dir, id string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	switch {
+	case err == nil:
+		c.w.forget(got)
+		_ = c.retry(ctx, func() error { return c.zc.Delete(got, -1) })
+	case errors.Is(c.mapErr(err), errConnLoss) && id != "":
+		if c.waitUp(ctx) != nil {
+			return
+		}
+		if n, found, _ := c.findProtected(ctx, dir, id); found {
+			_ = c.retry(ctx, func() error { return c.zc.Delete(c.abs(n.Path), -1) })
+		}
+	}
+}
+
+// makeParents creates dir and its missing ancestors as container nodes
+// (server paths).
+func (c *conn) makeParents(ctx context.Context, dir string) error {
+	if dir == "/" {
+		return nil
+	}
+	for i := 0; i < 3; i++ {
+		err := c.retry(ctx, func() error {
+			_, e := c.zc.CreateContainer(dir, nil, gozk.FlagContainer, c.acl)
+			return e
+		})
+		switch {
+		case err == nil, errors.Is(err, baton.ErrExists):
+			return nil
+		case errors.Is(err, baton.ErrNotFound):
+			if err := c.makeParents(ctx, parent(dir)); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("zk: could not create parents of %s", c.rel(dir))
+}
+
+// callThen is call for a request whose result matters even when ctx ends
+// first: then (run in the background) receives it.
+func (c *conn) callThen(ctx context.Context, f func() error, then func(error)) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	gaveUp := false
+	ch := make(chan error, 1)
+	go func() {
+		err := f()
+		mu.Lock()
+		g := gaveUp
+		mu.Unlock()
+		if g {
+			then(err)
+			return
+		}
+		ch <- err
+	}()
+	select {
+	case err := <-ch:
+		return c.mapErr(err)
+	case <-c.done:
+		return c.Err()
+	case <-ctx.Done():
+		mu.Lock()
+		gaveUp = true
+		mu.Unlock()
+		select {
+		case err := <-ch:
+			go then(err)
+		default:
+		}
+		return ctx.Err()
+	}
+}
+
+// newID is a create attempt's id: a random UUID, as Curator uses.
+func newID() string { return uuid.NewString() }

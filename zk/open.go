@@ -1,0 +1,286 @@
+// Package zk is baton's backend on Apache ZooKeeper, built on
+// github.com/go-zookeeper/zk.
+//
+// Nodes follow Apache Curator's layouts (a Mutex's contenders are
+// "_c_<uuid>-lock-<seq>"), so Go services using baton and Java services
+// using Curator share one lock path; kazoo's and go-zookeeper's lock nodes
+// count as contenders too. Lock parents are created as container nodes,
+// which the server removes once they are empty.
+//
+// A session counts as lost as soon as no reply from the server has been
+// confirmed for its timeout minus a safety margin, which is before the
+// server can expire it and hand its locks to someone else.
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton"
+	gozk "github.com/go-zookeeper/zk"
+)
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	ttl    time.Duration
+	chroot string
+}
+
+// WithTTL sets the session timeout requested from the server (default
+// baton.DefaultTTL). The server may grant less (its maxSessionTimeout);
+// a TTL below its minimum makes Open fail with baton.ErrInvalidTTL.
+func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
+
+// WithChroot roots every path under prefix (e.g. "/apps/x"), as a
+// "host:port/apps/x" connect string does for the Java client.
+func WithChroot(prefix string) Option { return func(o *options) { o.chroot = prefix } }
+
+// Open connects to the ZooKeeper ensemble at servers (host:port each) and
+// returns a session. It returns once the server has granted a session, or
+// with ctx's error if none was granted in time.
+func Open(ctx context.Context, servers []string, opts ...Option) (*baton.Session, error) {
+	c, err := open(ctx, servers, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return baton.NewSession(c), nil
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// conn is one ZooKeeper session: baton.Conn.
+type conn struct {
+	zc     *gozk.Conn
+	w      *wire
+	chroot string
+	ttl    time.Duration // granted by the server
+	id     int64
+	acl    []gozk.ACL
+
+	done  chan struct{}
+	timer *time.Timer
+
+	mu      sync.Mutex
+	err     error
+	up      chan struct{} // closed while connected with our session
+	started chan struct{} // closed at the first session (or failure)
+	first   bool
+}
+
+var (
+	_ baton.Conn         = (*conn)(nil)
+	_ baton.WatchCounter = (*conn)(nil)
+)
+
+func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) {
+	o := options{ttl: baton.DefaultTTL}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if len(servers) == 0 {
+		return nil, errors.New("zk: no servers given")
+	}
+	if o.ttl <= 0 {
+		return nil, fmt.Errorf("%w: %v", baton.ErrInvalidTTL, o.ttl)
+	}
+	if o.chroot != "" {
+		if err := checkPath(o.chroot); err != nil {
+			return nil, err
+		}
+		if o.chroot == "/" {
+			o.chroot = ""
+		}
+	}
+	c := &conn{
+		w:       newWire(),
+		chroot:  o.chroot,
+		acl:     gozk.WorldACL(gozk.PermAll),
+		done:    make(chan struct{}),
+		up:      make(chan struct{}),
+		started: make(chan struct{}),
+	}
+	zc, _, err := gozk.Connect(servers, o.ttl,
+		gozk.WithDialer(c.w.dial),
+		gozk.WithLogger(nopLogger{}),
+		gozk.WithLogInfo(false),
+		gozk.WithEventCallback(c.event))
+	if err != nil {
+		return nil, fmt.Errorf("zk: %w", err)
+	}
+	c.mu.Lock()
+	c.zc = zc
+	over := c.err != nil
+	c.mu.Unlock()
+	if over {
+		go zc.Close()
+	}
+	select {
+	case <-c.started:
+	case <-ctx.Done():
+		c.end(baton.ErrClosed)
+		return nil, fmt.Errorf("zk: no session from %v: %w", servers, ctx.Err())
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	id, _, granted := c.w.session()
+	if granted > o.ttl {
+		c.end(baton.ErrClosed)
+		return nil, fmt.Errorf("%w: %v is below the server's minimum session timeout %v", baton.ErrInvalidTTL, o.ttl, granted)
+	}
+	c.mu.Lock()
+	c.id, c.ttl = id, granted
+	c.timer = time.AfterFunc(c.limit(), c.watchdog)
+	c.mu.Unlock()
+	return c, nil
+}
+
+// event follows go-zookeeper's session states. It runs on the client's
+// connection goroutine and must not block.
+func (c *conn) event(ev gozk.Event) {
+	if ev.Type != gozk.EventSession {
+		return
+	}
+	switch ev.State {
+	case gozk.StateHasSession:
+		c.mu.Lock()
+		select {
+		case <-c.up:
+		default:
+			close(c.up)
+		}
+		if !c.first {
+			c.first = true
+			close(c.started)
+		}
+		c.mu.Unlock()
+	case gozk.StateDisconnected, gozk.StateConnecting:
+		c.mu.Lock()
+		select {
+		case <-c.up:
+			c.up = make(chan struct{})
+		default:
+		}
+		c.mu.Unlock()
+	case gozk.StateExpired:
+		c.end(baton.ErrSessionExpired)
+	case gozk.StateAuthFailed:
+		c.end(fmt.Errorf("%w: authentication failed", baton.ErrSessionLost))
+	}
+}
+
+// margin is how long before the server could expire the session we give it
+// up: a fifth of the timeout.
+func (c *conn) limit() time.Duration { return c.ttl - c.ttl/5 }
+
+// watchdog ends the session when no reply has been confirmed for the
+// timeout minus the margin, connected or not.
+func (c *conn) watchdog() {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	last := c.w.lastConfirmed()
+	if d := time.Until(last.Add(c.limit())); d > 0 {
+		c.mu.Lock()
+		if c.err == nil {
+			c.timer.Reset(d)
+		}
+		c.mu.Unlock()
+		return
+	}
+	c.end(fmt.Errorf("%w: no reply from ZooKeeper for %v (session timeout %v)",
+		baton.ErrSessionLost, time.Since(last).Round(time.Millisecond), c.ttl))
+}
+
+// end closes the session with cause err; only the first call counts. The
+// go-zookeeper client is closed in the background (that sends closeSession
+// if the server can still be reached, removing our ephemeral nodes).
+func (c *conn) end(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if !c.first {
+		c.first = true
+		close(c.started)
+	}
+	close(c.done)
+	zc := c.zc
+	c.mu.Unlock()
+	if errors.Is(err, baton.ErrSessionExpired) {
+		c.w.stop() // never let go-zookeeper open a new session
+	}
+	if zc != nil && !errors.Is(err, baton.ErrClosed) {
+		go zc.Close()
+	}
+}
+
+func (c *conn) ID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ownerID(c.id)
+}
+
+// ownerID formats an ephemeralOwner as ZooKeeper shows session ids. Zero
+// (persistent) and the markers of container and TTL nodes are "".
+func ownerID(id int64) string {
+	if id == 0 || id == math.MinInt64 || uint64(id)>>56 == 0xff {
+		return ""
+	}
+	return fmt.Sprintf("%#x", uint64(id))
+}
+
+func (c *conn) TTL() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ttl
+}
+
+func (c *conn) Done() <-chan struct{} { return c.done }
+
+func (c *conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close ends the session: the server removes its ephemeral nodes before
+// Close returns, unless ctx ends first or the server cannot be reached.
+func (c *conn) Close(ctx context.Context) error {
+	c.end(baton.ErrClosed)
+	ch := make(chan struct{})
+	go func() {
+		c.zc.Close()
+		c.w.stop()
+		close(ch)
+	}()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// WatchEvents is the number of watch notifications the server has sent
+// this session.
+func (c *conn) WatchEvents() int64 { return c.w.watches.Load() }
+
+// Requests is the number of requests this session has sent the server,
+// pings excluded. The bench reads it through an interface assertion.
+func (c *conn) Requests() int64 { return c.w.requests.Load() }

@@ -1,0 +1,194 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton"
+	gozk "github.com/go-zookeeper/zk"
+)
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
+
+// Children lists dir's children in baton's order (see sortChildren). A
+// listing carries names only: Token and Owner are zero.
+func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
+	if err := checkPath(dir); err != nil {
+		return nil, err
+	}
+	var names []string
+	err := c.retry(ctx, func() error {
+		var e error
+		names, _, e = c.zc.Children(c.abs(dir))
+		return e
+	})
+	if errors.Is(err, baton.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sortChildren(dir, names), nil
+}
+
+// Get reads one node.
+func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
+	if err := checkPath(path); err != nil {
+		return nil, baton.Node{}, err
+	}
+	var data []byte
+	var st *gozk.Stat
+	err := c.retry(ctx, func() error {
+		var e error
+		data, st, e = c.zc.Get(c.abs(path))
+		return e
+	})
+	if err != nil {
+		return nil, baton.Node{}, err
+	}
+	return data, c.statNode(c.abs(path), st), nil
+}
+
+// unique reports whether a node's name is never reused: it carries a
+// per-create id (ours, Curator's, go-zookeeper's, kazoo's).
+func unique(name string) bool {
+	p := parseName(name)
+	return p.sequential && p.kind != baton.KindQueue && p.kind != "" &&
+		(strings.HasPrefix(name, protectedPrefix) || strings.Contains(name, "__"))
+}
+
+// Delete removes that incarnation of n. A node whose name is unique is
+// deleted in one request; otherwise its czxid is checked against n.Token
+// first.
+func (c *conn) Delete(ctx context.Context, n baton.Node) error {
+	if err := checkPath(n.Path); err != nil {
+		return err
+	}
+	if n.Path == "/" {
+		return fmt.Errorf("%w: cannot delete /", baton.ErrInvalidName)
+	}
+	path := c.abs(n.Path)
+	if n.Token == 0 || unique(n.Name) {
+		err := c.retry(ctx, func() error { return c.zc.Delete(path, -1) })
+		if errors.Is(err, baton.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	for i := 0; i < maxRetries; i++ {
+		var ok bool
+		var st *gozk.Stat
+		err := c.retry(ctx, func() error {
+			var e error
+			ok, st, e = c.zc.Exists(path)
+			return e
+		})
+		if err != nil {
+			return err
+		}
+		if !ok || st.Czxid != n.Token {
+			return nil
+		}
+		err = c.retry(ctx, func() error { return c.zc.Delete(path, st.Version) })
+		if err == nil || errors.Is(err, baton.ErrNotFound) {
+			return nil
+		}
+		if !errors.Is(err, gozk.ErrBadVersion) {
+			return err
+		}
+	}
+	return fmt.Errorf("zk: delete %s: node keeps changing", n.Path)
+}
+
+// Commit applies ops in one multi, behind check(guard) when guard is set.
+// If the connection is lost before the reply, the outcome is unknown and
+// Commit says so rather than apply the ops twice.
+func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {
+	var reqs []any
+	var dirs []string // per request: the parent of a create, else ""
+	if guard.Path != "" {
+		if err := checkPath(guard.Path); err != nil {
+			return err
+		}
+		reqs = append(reqs, &gozk.CheckVersionRequest{Path: c.abs(guard.Path), Version: -1})
+		dirs = append(dirs, "")
+	}
+	for _, op := range ops {
+		switch op.Kind {
+		case baton.OpSet, baton.OpDelete:
+			if err := checkPath(op.Node.Path); err != nil {
+				return err
+			}
+			if op.Kind == baton.OpSet {
+				reqs = append(reqs, &gozk.SetDataRequest{Path: c.abs(op.Node.Path), Data: op.Data, Version: -1})
+			} else {
+				reqs = append(reqs, &gozk.DeleteRequest{Path: c.abs(op.Node.Path), Version: -1})
+			}
+			dirs = append(dirs, "")
+		case baton.OpCreate:
+			if err := checkPath(op.Dir); err != nil {
+				return err
+			}
+			name := op.Name
+			if op.Flags&baton.Sequential != 0 {
+				prefix, _, ok := sequentialName(op.Name, newID())
+				if !ok {
+					return fmt.Errorf("%w: no sequential node kind %q", baton.ErrInvalidName, op.Name)
+				}
+				name = prefix
+			} else if err := checkElem(name); err != nil {
+				return err
+			}
+			reqs = append(reqs, &gozk.CreateRequest{Path: c.abs(baton.Join(op.Dir, name)), Data: op.Data, Acl: c.acl, Flags: createFlags(op.Flags)})
+			dirs = append(dirs, op.Dir)
+		default:
+			return fmt.Errorf("zk: commit: unknown op kind %d", op.Kind)
+		}
+	}
+	if len(reqs) == 0 {
+		return nil
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		var res []gozk.MultiResponse
+		err := c.call(ctx, func() error {
+			var e error
+			res, e = c.zc.Multi(reqs...)
+			return e
+		})
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, errConnLoss) {
+			return fmt.Errorf("zk: commit: outcome unknown: %w", err)
+		}
+		i := failed(res)
+		if i < 0 {
+			return err
+		}
+		switch {
+		case i == 0 && guard.Path != "" && errors.Is(res[i].Error, gozk.ErrNoNode):
+			return fmt.Errorf("%w: %s is gone", baton.ErrGuard, guard.Path)
+		case dirs[i] != "" && errors.Is(res[i].Error, gozk.ErrNoNode):
+			if err := c.makeParents(ctx, c.abs(dirs[i])); err != nil {
+				return err
+			}
+		default:
+			return c.mapErr(res[i].Error)
+		}
+	}
+	return fmt.Errorf("zk: commit: parents keep vanishing")
+}
+
+// failed returns the index of the op that failed a multi, or -1: ops
+// before it report success, ops after it a runtime inconsistency.
+func failed(res []gozk.MultiResponse) int {
+	for i, r := range res {
+		if r.Error != nil {
+			return i
+		}
+	}
+	return -1
+}

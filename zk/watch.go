@@ -1,0 +1,155 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/batonhq/baton"
+	gozk "github.com/go-zookeeper/zk"
+)
+
+// wait waits for one watch event. go-zookeeper delivers exactly one event
+// on each watch channel (buffered, then closed), so an abandoned watch never
+// blocks it. A watch cut by the session's end reports the session's error.
+func (c *conn) wait(ctx context.Context, ch <-chan gozk.Event) (gozk.Event, error) {
+	select {
+	case ev := <-ch:
+		if ev.Type == gozk.EventNotWatching {
+			if err := c.mapErr(ev.Err); err != nil && c.Err() != nil {
+				return ev, c.Err()
+			}
+			return ev, fmt.Errorf("%w: watch on %s dropped: %v", errConnLoss, ev.Path, ev.Err)
+		}
+		return ev, nil
+	case <-ctx.Done():
+		return gozk.Event{}, ctx.Err()
+	case <-c.done:
+		return gozk.Event{}, c.Err()
+	}
+}
+
+// WaitGone watches n alone (an exists watch), so a release wakes only the
+// waiter behind it.
+func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
+	if err := checkPath(n.Path); err != nil {
+		return err
+	}
+	path := c.abs(n.Path)
+	for i := 0; ; i++ {
+		var ok bool
+		var st *gozk.Stat
+		var ch <-chan gozk.Event
+		err := c.retry(ctx, func() error {
+			var e error
+			ok, st, ch, e = c.zc.ExistsW(path)
+			return e
+		})
+		if err != nil {
+			return err
+		}
+		if !ok || (n.Token != 0 && st.Czxid != n.Token) {
+			return nil
+		}
+		ev, err := c.wait(ctx, ch)
+		if err != nil {
+			if errors.Is(err, errConnLoss) && i < maxRetries {
+				continue
+			}
+			return err
+		}
+		if ev.Type == gozk.EventNodeDeleted {
+			return nil
+		}
+	}
+}
+
+// WaitChildren returns once dir's children differ from since. It sets a
+// child watch, or an exists watch while dir is missing.
+func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
+	if err := checkPath(dir); err != nil {
+		return err
+	}
+	path := c.abs(dir)
+	for i := 0; ; i++ {
+		var names []string
+		var ch <-chan gozk.Event
+		err := c.retry(ctx, func() error {
+			var e error
+			names, _, ch, e = c.zc.ChildrenW(path)
+			return e
+		})
+		if errors.Is(err, baton.ErrNotFound) {
+			var ok bool
+			err = c.retry(ctx, func() error {
+				var e error
+				ok, _, ch, e = c.zc.ExistsW(path)
+				return e
+			})
+			if err == nil && ok {
+				continue // created meanwhile: list it
+			}
+			names = nil
+		}
+		if err != nil {
+			return err
+		}
+		if differ(sortChildren(dir, names), since) {
+			return nil
+		}
+		if _, err := c.wait(ctx, ch); err != nil {
+			if errors.Is(err, errConnLoss) && i < maxRetries {
+				continue
+			}
+			return err
+		}
+	}
+}
+
+// differ compares two listings by path, and by token where both know it.
+func differ(a, b []baton.Node) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	seen := make(map[string]int64, len(a))
+	for _, n := range a {
+		seen[n.Path] = n.Token
+	}
+	for _, n := range b {
+		t, ok := seen[n.Path]
+		if !ok || (t != 0 && n.Token != 0 && t != n.Token) {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitExists returns the node at path once it exists.
+func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) {
+	if err := checkPath(path); err != nil {
+		return baton.Node{}, err
+	}
+	p := c.abs(path)
+	for i := 0; ; i++ {
+		var ok bool
+		var st *gozk.Stat
+		var ch <-chan gozk.Event
+		err := c.retry(ctx, func() error {
+			var e error
+			ok, st, ch, e = c.zc.ExistsW(p)
+			return e
+		})
+		if err != nil {
+			return baton.Node{}, err
+		}
+		if ok {
+			return c.statNode(p, st), nil
+		}
+		if _, err := c.wait(ctx, ch); err != nil {
+			if errors.Is(err, errConnLoss) && i < maxRetries {
+				continue
+			}
+			return baton.Node{}, err
+		}
+	}
+}

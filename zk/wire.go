@@ -1,0 +1,266 @@
+package zk
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ZooKeeper opcodes and special xids the wire tap reads.
+const (
+	opCreate          = 1
+	opCreate2         = 15
+	opCreateContainer = 19
+	opCreateTTL       = 21
+	xidNotification   = -1
+	xidPing           = -2
+	maxKeep           = 4096 // bytes of a frame body kept for parsing
+)
+
+var errRefused = errors.New("zk: session over, not reconnecting")
+
+// wire taps the TCP stream between go-zookeeper and the server. The
+// client library hides three things baton needs, all of which are on the
+// wire:
+//
+//   - when contact with the server was last confirmed: the send time of the
+//     request whose reply was read most recently (the server touched the
+//     session no earlier than that), which bounds when the server can expire
+//     the session;
+//   - the zxid of each create (the reply header's zxid is the new node's
+//     czxid), so that a create returns its fencing token without another
+//     round trip;
+//   - the negotiated session timeout, id and password.
+//
+// It also counts requests and watch notifications, and lets tests drop a
+// create's reply.
+type wire struct {
+	mu        sync.Mutex
+	confirmed time.Time
+	sessionID int64
+	passwd    []byte
+	timeout   time.Duration
+	zxids     map[string]int64 // created path → czxid, until taken
+	refuse    bool             // dial no more: the session is over
+	dropNext  bool             // test hook: drop the next successful create reply
+
+	requests atomic.Int64
+	watches  atomic.Int64
+}
+
+func newWire() *wire { return &wire{zxids: map[string]int64{}} }
+
+// dial is the zk.Dialer: it refuses once the session is over, so that
+// go-zookeeper never opens a new session behind our back.
+func (w *wire) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	w.mu.Lock()
+	refuse := w.refuse
+	w.mu.Unlock()
+	if refuse {
+		return nil, errRefused
+	}
+	c, err := net.DialTimeout(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	wc := &tapConn{Conn: c, w: w}
+	wc.out.handshake, wc.in.handshake = true, true
+	return wc, nil
+}
+
+// stop makes dial refuse from now on.
+func (w *wire) stop() {
+	w.mu.Lock()
+	w.refuse = true
+	w.mu.Unlock()
+}
+
+// lastConfirmed is when contact with the server was last confirmed.
+func (w *wire) lastConfirmed() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.confirmed
+}
+
+// session returns the id, password and timeout of the last handshake.
+func (w *wire) session() (int64, []byte, time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sessionID, append([]byte(nil), w.passwd...), w.timeout
+}
+
+// takeZxid returns (and forgets) the czxid of the node created at path.
+func (w *wire) takeZxid(path string) (int64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	z, ok := w.zxids[path]
+	delete(w.zxids, path)
+	return z, ok
+}
+
+// forget drops the czxid of path, if recorded.
+func (w *wire) forget(path string) {
+	w.mu.Lock()
+	delete(w.zxids, path)
+	w.mu.Unlock()
+}
+
+// tapConn is one TCP connection through the tap. Reads and writes each run
+// on one go-zookeeper goroutine; the shared state is under wire.mu.
+type tapConn struct {
+	net.Conn
+	w   *wire
+	out framer
+	in  framer
+
+	sent    []time.Time    // send times of requests awaiting replies, FIFO
+	creates map[int32]bool // create requests awaiting replies: xid → plain create
+	killed  atomic.Bool    // the test hook dropped a reply: fail the connection
+}
+
+func (c *tapConn) Write(p []byte) (int, error) {
+	now := time.Now()
+	c.out.feed(p, func(body []byte, handshake bool) { c.request(now, body, handshake) })
+	return c.Conn.Write(p)
+}
+
+func (c *tapConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.in.feed(p[:n], c.reply)
+		if c.killed.Load() {
+			_ = c.Conn.Close()
+			return 0, errors.New("zk: reply dropped by test hook")
+		}
+	}
+	return n, err
+}
+
+func (c *tapConn) request(now time.Time, body []byte, handshake bool) {
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c.sent = append(c.sent, now)
+	if handshake || len(body) < 8 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(body))
+	op := int32(binary.BigEndian.Uint32(body[4:]))
+	if xid == xidPing {
+		return
+	}
+	w.requests.Add(1)
+	switch op {
+	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+		if c.creates == nil {
+			c.creates = map[int32]bool{}
+		}
+		c.creates[xid] = op == opCreate
+	}
+}
+
+func (c *tapConn) reply(body []byte, handshake bool) {
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if handshake {
+		c.confirm()
+		// protocolVersion int32, timeOut int32, sessionId int64, passwd buffer
+		if len(body) >= 20 {
+			w.timeout = time.Duration(int32(binary.BigEndian.Uint32(body[4:]))) * time.Millisecond
+			w.sessionID = int64(binary.BigEndian.Uint64(body[8:]))
+			if l := int(int32(binary.BigEndian.Uint32(body[16:]))); l >= 0 && 20+l <= len(body) {
+				w.passwd = append(w.passwd[:0], body[20:20+l]...)
+			}
+		}
+		return
+	}
+	if len(body) < 16 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(body))
+	if xid == xidNotification {
+		w.watches.Add(1)
+		return
+	}
+	c.confirm()
+	plain, isCreate := c.creates[xid]
+	if !isCreate {
+		return
+	}
+	delete(c.creates, xid)
+	zxid := int64(binary.BigEndian.Uint64(body[4:]))
+	if binary.BigEndian.Uint32(body[12:]) != 0 || len(body) < 20 {
+		return
+	}
+	if plain && w.dropNext {
+		w.dropNext = false
+		c.killed.Store(true)
+		return
+	}
+	l := int(int32(binary.BigEndian.Uint32(body[16:])))
+	if l < 0 || 20+l > len(body) {
+		return
+	}
+	if len(w.zxids) > 10000 { // callers that gave up never take theirs
+		clear(w.zxids)
+	}
+	w.zxids[string(body[20:20+l])] = zxid
+}
+
+// confirm records a reply: the oldest request in flight was sent no later
+// than the one answered, so its send time is a safe lower bound for when
+// the server last heard from us. Called with w.mu held.
+func (c *tapConn) confirm() {
+	if len(c.sent) == 0 {
+		return
+	}
+	t := c.sent[0]
+	c.sent = c.sent[1:]
+	if t.After(c.w.confirmed) {
+		c.w.confirmed = t
+	}
+}
+
+// framer splits a stream of length-prefixed ZooKeeper frames, keeping the
+// first maxKeep bytes of each body. The first frame of a connection is the
+// session handshake.
+type framer struct {
+	hdr       [4]byte
+	hn        int    // bytes of hdr filled
+	need      int    // body bytes still to come
+	body      []byte // kept part of the body
+	handshake bool
+}
+
+func (f *framer) feed(p []byte, frame func(body []byte, handshake bool)) {
+	for len(p) > 0 {
+		if f.hn < 4 {
+			k := copy(f.hdr[f.hn:], p)
+			f.hn += k
+			p = p[k:]
+			if f.hn < 4 {
+				return
+			}
+			f.need = int(int32(binary.BigEndian.Uint32(f.hdr[:])))
+			if f.need < 0 {
+				f.need = 0
+			}
+			f.body = f.body[:0]
+		}
+		k := min(f.need, len(p))
+		if keep := min(k, maxKeep-len(f.body)); keep > 0 {
+			f.body = append(f.body, p[:keep]...)
+		}
+		f.need -= k
+		p = p[k:]
+		if f.need == 0 {
+			frame(f.body, f.handshake)
+			f.handshake = false
+			f.hn = 0
+		}
+	}
+}
