@@ -26,10 +26,17 @@ type storeFlags struct {
 	ttl  time.Duration
 }
 
+// flagSet is a subcommand's flags and its -h text.
+type flagSet struct {
+	*flag.FlagSet
+	help func()
+}
+
 // newFlags returns a flag set for a subcommand, with --store and
-// --dial-timeout (and --ttl if withTTL).
-func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *flag.FlagSet {
-	fs := flag.NewFlagSet("baton "+name, flag.ContinueOnError)
+// --dial-timeout (and --ttl if withTTL). Parse errors print nothing: the
+// caller prints one line; -h prints the help.
+func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet("baton "+name, flag.ContinueOnError)}
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	if sf != nil {
@@ -43,7 +50,7 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 			fs.DurationVar(&sf.ttl, "ttl", baton.DefaultTTL, "session TTL: how long a crashed holder keeps the lock")
 		}
 	}
-	fs.Usage = func() {
+	fs.help = func() {
 		fmt.Fprintf(m.Stderr, "usage: baton %s\n\nflags:\n", synopsis)
 		fs.SetOutput(m.Stderr)
 		fs.PrintDefaults()
@@ -54,7 +61,7 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 
 // parseArgs parses flags anywhere before a "--" and returns the
 // positional arguments and the command line after "--" (nil if absent).
-func parseArgs(fs *flag.FlagSet, args []string) (pos, cmd []string, err error) {
+func parseArgs(fs *flagSet, args []string) (pos, cmd []string, err error) {
 	head := args
 	for i, a := range args {
 		if a == "--" {
@@ -69,10 +76,10 @@ func parseArgs(fs *flag.FlagSet, args []string) (pos, cmd []string, err error) {
 	for n := 0; n <= len(head); n++ {
 		if err := fs.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+				fs.help()
 				return nil, nil, err
 			}
-			return nil, nil, usageErr("%s: %v", fs.Name(), err)
+			return nil, nil, usageErr("%s: %v (see %s -h)", fs.Name(), err, fs.Name())
 		}
 		rest = fs.Args()
 		if len(rest) == 0 {
@@ -98,9 +105,8 @@ func checkName(name string) error {
 }
 
 // oneName returns the single positional argument NAME.
-func oneName(fs *flag.FlagSet, pos []string) (string, error) {
+func oneName(fs *flagSet, pos []string) (string, error) {
 	if len(pos) != 1 {
-		fs.Usage()
 		if len(pos) == 0 {
 			return "", usageErr("%s: missing NAME", fs.Name())
 		}
@@ -142,4 +148,33 @@ func wrapExit(err error, format string, a ...any) error {
 		return exitWith(ee.code, fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), ee.err))
 	}
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), err)
+}
+
+// openFor opens the store (a signal cancels the dial) and, if what is not
+// "", insists on a session store for that recipe.
+func (m *Main) openFor(ctx context.Context, sigs *signals, sf *storeFlags, what string) (*store.Store, error) {
+	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, sf) })
+	if err != nil {
+		return nil, err
+	}
+	if what != "" {
+		if err := s.NeedSession(what); err != nil {
+			closeStore(s)
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// verb splits off a subcommand's verb.
+func verb(args []string, verbs ...string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, usageErr("missing verb: want one of %s", strings.Join(verbs, ", "))
+	}
+	for _, v := range verbs {
+		if args[0] == v {
+			return v, args[1:], nil
+		}
+	}
+	return "", nil, usageErr("unknown verb %q: want one of %s", args[0], strings.Join(verbs, ", "))
 }

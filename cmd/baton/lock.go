@@ -82,7 +82,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		return err
 	}
 	if res.lost {
-		return exitWith(exitLost, fmt.Errorf("lock %s lost while CMD ran (%v): CMD stopped", name, h.lease.Err()))
+		return exitWith(exitLost, fmt.Errorf("lock %s lost while CMD ran (%v); CMD stopped", name, h.lease.Err()))
 	}
 	return exitWith(res.status, nil)
 }

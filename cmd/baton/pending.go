@@ -7,10 +7,5 @@ import (
 
 var errNotYet = errors.New("not available in this build yet")
 
-func (m *Main) serve(ctx context.Context, args []string) error     { return errNotYet }
-func (m *Main) elect(ctx context.Context, args []string) error     { return errNotYet }
-func (m *Main) queue(ctx context.Context, args []string) error     { return errNotYet }
-func (m *Main) barrier(ctx context.Context, args []string) error   { return errNotYet }
-func (m *Main) semaphore(ctx context.Context, args []string) error { return errNotYet }
 func (m *Main) demo(ctx context.Context, args []string) error      { return errNotYet }
 func (m *Main) worker(ctx context.Context, args []string) error    { return errNotYet }

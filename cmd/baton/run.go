@@ -72,6 +72,7 @@ func (m *Main) Exit(err error) int {
 	}
 	if msg := err.Error(); msg != "" {
 		msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
+		msg = strings.ReplaceAll(msg, "baton: ", "") // library errors carry the prefix too
 		fmt.Fprintf(m.Stderr, "baton: %s\n", msg)
 	}
 	return code
@@ -128,6 +129,5 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 			return c.run(m, ctx, args[1:])
 		}
 	}
-	m.usage()
-	return usageErr("unknown command %q", args[0])
+	return usageErr("unknown command %q (see baton help)", args[0])
 }

@@ -54,17 +54,25 @@ type Store struct {
 	Session *baton.Session
 	// Locker locks on Redis kinds (nil otherwise).
 	Locker Locker
+
+	closer func() error // closes a client the session does not own
 }
 
 // Close ends the session or closes the Redis clients, bounded by ctx.
 func (s *Store) Close(ctx context.Context) error {
+	var err error
 	if s.Session != nil {
-		return s.Session.Close(ctx)
+		err = s.Session.Close(ctx)
 	}
 	if s.Locker != nil {
-		return s.Locker.Close()
+		err = s.Locker.Close()
 	}
-	return nil
+	if s.closer != nil {
+		if cerr := s.closer(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // NeedSession returns an error naming the recipe when the store has no

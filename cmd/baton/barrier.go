@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// barrier is `baton barrier set|remove NAME`, `baton barrier wait
+// [--timeout D] NAME` and `baton barrier double -n N [--timeout D] NAME
+// [-- CMD [ARG…]]`.
+func (m *Main) barrier(ctx context.Context, args []string) error {
+	v, args, err := verb(args, "set", "wait", "remove", "double")
+	if err != nil {
+		return err
+	}
+	var sf storeFlags
+	fs := m.newFlags("barrier "+v, map[string]string{
+		"set":    "barrier set [--store URL] NAME            raise the barrier",
+		"wait":   "barrier wait [--store URL] [--timeout D] NAME   wait until the barrier is removed",
+		"remove": "barrier remove [--store URL] NAME         remove the barrier, releasing every waiter",
+		"double": "barrier double -n N [--store URL] [--timeout D] NAME [-- CMD [ARG…]]\n" +
+			"       enter when N have arrived, run CMD, leave when all N are done",
+	}[v], &sf, v == "double")
+	timeout := fs.Duration("timeout", 0, "wait, double: give up (exit 75) after this long; 0 waits forever")
+	n := fs.Int("n", 0, "double: number of participants")
+	pos, argv, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneName(fs, pos)
+	if err != nil {
+		return err
+	}
+	if v == "double" && *n < 1 {
+		return usageErr("barrier double: -n N (N ≥ 1) is required")
+	}
+	if argv != nil && (v != "double" || len(argv) == 0) {
+		return usageErr("barrier %s: unexpected CMD", v)
+	}
+	sigs := catchSignals()
+	defer sigs.stop()
+	s, err := m.openFor(ctx, sigs, &sf, "barrier")
+	if err != nil {
+		return err
+	}
+	defer closeStore(s)
+	do := func(t time.Duration, f func(context.Context) error) error {
+		_, err := waitFor(ctx, sigs, t, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
+		if isTimeout(err) {
+			return exitWith(exitTimeout, fmt.Errorf("barrier %s %s: not done within %v", v, name, t))
+		}
+		if err != nil {
+			return wrapExit(err, "barrier %s %s", v, name)
+		}
+		return nil
+	}
+	if v != "double" {
+		b := baton.NewBarrier(s.Session, name)
+		f := map[string]func(context.Context) error{"set": b.Set, "wait": b.Wait, "remove": b.Remove}[v]
+		t := *timeout
+		if v != "wait" {
+			t = sf.dial
+		}
+		return do(t, f)
+	}
+	d := baton.NewDoubleBarrier(s.Session, name, *n)
+	start := time.Now()
+	if err := do(*timeout, d.Enter); err != nil {
+		return err
+	}
+	status := 0
+	if argv != nil {
+		res, err := m.runCmd(argv, []string{"BATON_BARRIER=" + name}, sigs, s.Session.Done(), 10*time.Second)
+		if err != nil {
+			return err
+		}
+		if res.lost {
+			return exitWith(exitLost, fmt.Errorf("barrier %s: session lost while CMD ran: CMD stopped", name))
+		}
+		status = res.status
+	}
+	var left time.Duration
+	if *timeout > 0 {
+		left = max(*timeout-time.Since(start), time.Millisecond)
+	}
+	if err := do(left, d.Leave); err != nil {
+		return err
+	}
+	return exitWith(status, nil)
+}

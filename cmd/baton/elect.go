@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// elect is `baton elect [flags] NAME [--value V] [-- CMD [ARG…]]` and
+// `baton elect --observe [--json] NAME`.
+func (m *Main) elect(ctx context.Context, args []string) error {
+	var sf storeFlags
+	fs := m.newFlags("elect", "elect [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [--value V] [-- CMD [ARG…]]\n"+
+		"       baton elect --observe [--json] NAME", &sf, true)
+	host, _ := os.Hostname()
+	value := fs.String("value", fmt.Sprintf("%s/%d", host, os.Getpid()), "this candidate's value, shown to observers")
+	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not leader within this long; 0 waits forever")
+	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD this long after SIGTERM")
+	observe := fs.Bool("observe", false, "print one line per leader change instead of campaigning")
+	asJSON := fs.Bool("json", false, "with --observe: JSON lines")
+	pos, argv, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneName(fs, pos)
+	if err != nil {
+		return err
+	}
+	if argv != nil && len(argv) == 0 {
+		return usageErr("elect: no CMD after --")
+	}
+	if *observe && argv != nil {
+		return usageErr("elect: --observe takes no CMD")
+	}
+	sigs := catchSignals()
+	defer sigs.stop()
+	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, &sf) })
+	if err != nil {
+		return err
+	}
+	defer closeStore(s)
+	if err := s.NeedSession("elect"); err != nil {
+		return err
+	}
+	e := baton.NewElection(s.Session, name)
+	if *observe {
+		return m.observe(ctx, sigs, s.Session, e, *asJSON)
+	}
+	_, err = waitFor(ctx, sigs, *timeout, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, e.Campaign(ctx, []byte(*value))
+	})
+	if err != nil {
+		if isTimeout(err) {
+			return exitWith(exitTimeout, fmt.Errorf("elect %s: not leader within %v", name, *timeout))
+		}
+		return wrapExit(err, "elect %s", name)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_ = e.Resign(ctx)
+	}()
+	l := e.Lease()
+	env := []string{"BATON_ELECTION=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
+	if argv == nil {
+		return m.holdUntilSignal(sigs, l, "leadership of "+name, env)
+	}
+	res, err := m.runCmd(argv, env, sigs, l.Done(), *killAfter)
+	if err != nil {
+		return err
+	}
+	if res.lost {
+		return exitWith(exitLost, fmt.Errorf("leadership of %s lost while CMD ran (%v); CMD stopped", name, l.Err()))
+	}
+	return exitWith(res.status, nil)
+}
+
+// leaderLine is one `--observe --json` line.
+type leaderLine struct {
+	Time    time.Time `json:"time"`
+	Leader  bool      `json:"leader"`
+	Value   string    `json:"value,omitempty"`
+	Session string    `json:"session,omitempty"`
+	Token   int64     `json:"token,omitempty"`
+	Node    string    `json:"node,omitempty"`
+}
+
+// observe prints the leader now and at every change until a signal.
+func (m *Main) observe(ctx context.Context, sigs *signals, sess *baton.Session, e *baton.Election, asJSON bool) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := e.Observe(ctx)
+	enc := json.NewEncoder(m.Stdout)
+	for {
+		select {
+		case <-sigs.c:
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				if err := sess.Err(); err != nil {
+					return fmt.Errorf("observe %s: %w", e.Name(), err)
+				}
+				return fmt.Errorf("observe %s: %w", e.Name(), errors.New("watch ended"))
+			}
+			line := leaderLine{Time: time.Now().UTC(), Leader: ev.HasLeader(), Value: string(ev.Value),
+				Session: ev.Node.Owner, Token: ev.Node.Token, Node: ev.Node.Path}
+			if asJSON {
+				_ = enc.Encode(line)
+				continue
+			}
+			if !line.Leader {
+				fmt.Fprintf(m.Stdout, "%s no leader\n", line.Time.Format(time.RFC3339Nano))
+				continue
+			}
+			fmt.Fprintf(m.Stdout, "%s leader %s session %s token %d\n", line.Time.Format(time.RFC3339Nano),
+				strconv.Quote(line.Value), dash(line.Session), line.Token)
+		}
+	}
+}

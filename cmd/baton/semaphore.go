@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// semaphore is `baton semaphore -n N [flags] NAME [-- CMD [ARG…]]`.
+func (m *Main) semaphore(ctx context.Context, args []string) error {
+	var sf storeFlags
+	fs := m.newFlags("semaphore", "semaphore -n N [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [-- CMD [ARG…]]", &sf, true)
+	n := fs.Int("n", 0, "number of holders allowed at once (the same for every client)")
+	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
+	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD this long after SIGTERM")
+	pos, argv, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneName(fs, pos)
+	if err != nil {
+		return err
+	}
+	if *n < 1 {
+		return usageErr("semaphore: -n N (N ≥ 1) is required")
+	}
+	if argv != nil && len(argv) == 0 {
+		return usageErr("semaphore: no CMD after --")
+	}
+	sigs := catchSignals()
+	defer sigs.stop()
+	s, err := m.openFor(ctx, sigs, &sf, "semaphore")
+	if err != nil {
+		return err
+	}
+	defer closeStore(s)
+	sem := baton.NewSemaphore(s.Session, name, *n)
+	l, err := waitFor(ctx, sigs, *timeout, sem.Acquire)
+	if err != nil {
+		if isTimeout(err) {
+			return exitWith(exitTimeout, fmt.Errorf("semaphore %s: not acquired within %v", name, *timeout))
+		}
+		return wrapExit(err, "semaphore %s", name)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_ = sem.Release(ctx, l)
+	}()
+	env := []string{"BATON_SEMAPHORE=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
+	if argv == nil {
+		return m.holdUntilSignal(sigs, l, "semaphore "+name, env)
+	}
+	res, err := m.runCmd(argv, env, sigs, l.Done(), *killAfter)
+	if err != nil {
+		return err
+	}
+	if res.lost {
+		return exitWith(exitLost, fmt.Errorf("semaphore %s lost while CMD ran (%v); CMD stopped", name, l.Err()))
+	}
+	return exitWith(res.status, nil)
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestStatusJSON(t *testing.T) {
+	e, u := etcdEnv(t)
+	holder := start(t, e, "lock", "st")
+	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	waiter := start(t, e, "lock", "st", "--", "true")
+	waitStatus(t, e, "st", 2)
+
+	out, stderr, code := run(t, e, "status", "--json", "st")
+	if code != 0 {
+		t.Fatalf("exit %d %q", code, stderr)
+	}
+	var rep statusReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	if rep.Name != "st" || rep.Store != u || rep.Holders != 1 || rep.Waiters != 1 || len(rep.Nodes) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	h, w := rep.Nodes[0], rep.Nodes[1]
+	if h.Role != "holder" || w.Role != "waiter" || h.Session == "" || h.Session == w.Session || h.Token >= w.Token {
+		t.Fatalf("nodes %+v", rep.Nodes)
+	}
+	holder.signal(2)
+	if code := waiter.wait(10 * time.Second); code != 0 {
+		t.Fatalf("waiter exit %d", code)
+	}
+	out, _, _ = run(t, e, "status", "st")
+	if want := "st on " + u + ": 0 holding, 0 waiting\n  (no nodes)\n"; out != want {
+		t.Fatalf("status %q, want %q", out, want)
+	}
+}
