@@ -37,4 +37,3 @@ func openEtcd(ctx context.Context, u URL, o Options) (*Store, error) {
 	}
 	return &Store{URL: u, Session: s, closer: cli.Close}, nil
 }
-

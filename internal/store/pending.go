@@ -7,7 +7,6 @@ import (
 
 // Backends not yet wired into the command line.
 
-
 func openZK(ctx context.Context, u URL, o Options) (*Store, error) {
 	return nil, fmt.Errorf("%w yet: zk", ErrUnavailable)
 }
