@@ -1,0 +1,80 @@
+package reliability
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Row is one scenario's result on one store.
+type Row struct {
+	Scenario   string
+	Store      string
+	Runs       int
+	Violations int
+	// Recovery holds the measured times (e.g. fault → next holder).
+	Recovery []time.Duration
+	// Margins holds, for partitions, how long before the next holder
+	// acquired the cut-off holder knew it had lost the lock.
+	Margins []time.Duration
+	Note    string
+}
+
+var (
+	rowsMu sync.Mutex
+	rows   []Row
+)
+
+// record adds a result to the report.
+func record(r Row) {
+	rowsMu.Lock()
+	defer rowsMu.Unlock()
+	rows = append(rows, r)
+}
+
+func stats(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "–"
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	r := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	return fmt.Sprintf("%s / %s / %s", r(s[0]), r(s[len(s)/2]), r(s[len(s)-1]))
+}
+
+// Table renders the recorded rows as a Markdown table.
+func Table() string {
+	rowsMu.Lock()
+	defer rowsMu.Unlock()
+	var b strings.Builder
+	b.WriteString("| scenario | store | runs | violations | recovery min / median / max | loss-signal margin min / median / max | notes |\n")
+	b.WriteString("|---|---|---:|---:|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s |\n",
+			r.Scenario, r.Store, r.Runs, r.Violations, stats(r.Recovery), stats(r.Margins), r.Note)
+	}
+	return b.String()
+}
+
+// writeReport writes the table to $BATON_RELIABILITY_REPORT if set.
+func writeReport() error {
+	path := os.Getenv("BATON_RELIABILITY_REPORT")
+	if path == "" {
+		return nil
+	}
+	return os.WriteFile(path, []byte(Table()), 0o644)
+}
+
+// full reports whether the full (long) run was asked for.
+func full() bool { return os.Getenv("BATON_RELIABILITY") == "full" }
+
+// runs picks the bounded or the full count.
+func runs(bounded, fullRuns int) int {
+	if full() {
+		return fullRuns
+	}
+	return bounded
+}
