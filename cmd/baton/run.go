@@ -96,6 +96,7 @@ func init() {
 		{name: "queue", run: (*Main).queue, usage: "queue put NAME VALUE… | take [--timeout D] NAME | len NAME"},
 		{name: "barrier", run: (*Main).barrier, usage: "barrier set|wait|remove NAME | barrier double -n N NAME [-- CMD]"},
 		{name: "semaphore", run: (*Main).semaphore, usage: "semaphore -n N [flags] NAME -- CMD [ARG…]            run CMD as one of N holders"},
+		{name: "bench", run: (*Main).bench, usage: "bench [--store URL] [--workload W] [--clients N] [--duration D] [--json]  measure locks on the store"},
 		{name: "demo", run: (*Main).demo, usage: "demo [--store URL]                                   the whole system on an embedded etcd"},
 		{name: "worker", run: (*Main).worker, hidden: true},
 	}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/internal/bench"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// defaultBenchWorkloads is what --workload all runs.
+var defaultBenchWorkloads = []string{"floor", "uncontended", "contended", "herd", "many"}
+
+// bench measures baton's Mutex on a store: `baton bench`.
+func (m *Main) bench(ctx context.Context, args []string) error {
+	var sf storeFlags
+	fs := m.newFlags("bench", "bench [--store URL] [--workload W[,W…]|all] [--clients N] [--waiters W] [--locks M] [--duration D] [--json]", &sf, true)
+	workloads := fs.String("workload", "all", "workloads: "+strings.Join(bench.Workloads, ", ")+", or all")
+	clients := fs.Int("clients", 8, "contending sessions (contended, many)")
+	waiters := fs.Int("waiters", 100, "queued waiters (herd, footprint)")
+	locks := fs.Int("locks", 16, "independent locks (many)")
+	duration := fs.Duration("duration", 3*time.Second, "how long each timed workload runs")
+	asJSON := fs.Bool("json", false, "print one JSON object per result")
+	pos, _, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return usageErr("bench: unexpected arguments %q", strings.Join(pos, " "))
+	}
+	list := defaultBenchWorkloads
+	if *workloads != "all" {
+		list = strings.Split(*workloads, ",")
+		for _, w := range list {
+			if !isWorkload(w) {
+				return usageErr("bench: unknown workload %q (want %s or all)", w, strings.Join(bench.Workloads, ", "))
+			}
+		}
+	}
+	u, err := benchURL(sf.url)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	batonT, floorT, err := bench.Targets(u, store.Options{DialTimeout: sf.dial, TTL: sf.ttl})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var rs []bench.Result
+	for _, w := range list {
+		cfg := bench.Config{Workload: w, Clients: *clients, Locks: *locks, Duration: *duration}
+		t := batonT
+		switch w {
+		case "floor":
+			t = floorT
+		case "herd", "footprint":
+			cfg.Clients = *waiters
+		}
+		r, err := bench.Run(ctx, t, cfg)
+		if err != nil {
+			return fmt.Errorf("bench %s: %w", w, err)
+		}
+		if *asJSON {
+			if err := r.WriteJSON(m.Stdout); err != nil {
+				return err
+			}
+		}
+		rs = append(rs, r)
+	}
+	if !*asJSON {
+		return bench.WriteTable(m.Stdout, rs)
+	}
+	return nil
+}
+
+func isWorkload(w string) bool {
+	for _, k := range bench.Workloads {
+		if w == k {
+			return true
+		}
+	}
+	return false
+}
+
+// benchURL parses the store URL; memory:// is an in-process store shared
+// by the bench's sessions.
+func benchURL(raw string) (store.URL, error) {
+	if raw == "memory://" || raw == "memory:" {
+		return store.URL{Scheme: "memory"}, nil
+	}
+	return store.Parse(raw)
+}

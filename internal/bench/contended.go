@@ -1,0 +1,161 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// loop runs every locker of every group in its own goroutine, lock+unlock
+// back to back, from now until end. Lockers in one group contend for one
+// lock. It returns the cycles acquired before end, per group and per
+// locker index within the group, and the number of failed calls.
+func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int) {
+	lockCtx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+	var errs atomic.Int64
+	recs := make([][][]cycle, len(groups))
+	var wg sync.WaitGroup
+	for g, ls := range groups {
+		recs[g] = make([][]cycle, len(ls))
+		var order atomic.Int64
+		for i, l := range ls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(end) {
+					t0 := time.Now()
+					if err := l.Lock(lockCtx); err != nil {
+						if lockCtx.Err() != nil {
+							return
+						}
+						errs.Add(1)
+						continue
+					}
+					t1 := time.Now()
+					k := order.Add(1)
+					t2 := time.Now()
+					if err := unlock(l); err != nil {
+						errs.Add(1)
+					}
+					t3 := time.Now()
+					if t1.After(end) {
+						return
+					}
+					recs[g][i] = append(recs[g][i], cycle{client: i, order: k, req: t0, acq: t1, rel: t2, done: t3})
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	out := make([][]cycle, len(groups))
+	for g := range recs {
+		for _, cs := range recs[g] {
+			out[g] = append(out[g], cs...)
+		}
+	}
+	return out, int(errs.Load())
+}
+
+// sampleAt reads the probe once end has come, while the loop still runs,
+// so that the requests counted are those of the measured window.
+func sampleAt(ctx context.Context, p Probe, end time.Time) <-chan Counters {
+	ch := make(chan Counters, 1)
+	go func() {
+		t := time.NewTimer(time.Until(end))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		c, ok := sample(ctx, p)
+		if !ok {
+			c.Requests = -1
+		}
+		ch <- c
+	}()
+	return ch
+}
+
+func waits(cs []cycle) []time.Duration {
+	ds := make([]time.Duration, len(cs))
+	for i, c := range cs {
+		ds[i] = c.acq.Sub(c.req)
+	}
+	return ds
+}
+
+// contended: N clients, each with its own session, on one lock.
+func contended(ctx context.Context, t Target, cfg Config, r *Result) error {
+	cs, err := openClients(ctx, t.Factory, cfg.Clients)
+	if err != nil {
+		return err
+	}
+	defer closeClients(cs)
+	ls := make([]Locker, len(cs))
+	for i, c := range cs {
+		ls[i] = c.Locker(cfg.Name)
+	}
+	if err := warm(ctx, ls, 3); err != nil {
+		return err
+	}
+	before, ok := sample(ctx, t.Probe)
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	afterCh := sampleAt(ctx, t.Probe, end)
+	recs, errs := loop(ctx, [][]Locker{ls}, end)
+	after := <-afterCh
+	r.Errors = errs
+	r.Acquisitions = len(recs[0])
+	r.Seconds = cfg.Duration.Seconds()
+	r.AcqPerS = float64(r.Acquisitions) / r.Seconds
+	w := waits(recs[0])
+	r.WaitP50, r.WaitP99 = percentile(w, 50), percentile(w, 99)
+	chainStats(r, recs[0], cfg.Clients)
+	requestsPerAcq(r, before, after, ok && after.Requests >= 0, r.Acquisitions)
+	return ctx.Err()
+}
+
+// many: Locks independent locks, each contended by one handle from each of
+// Clients sessions.
+func many(ctx context.Context, t Target, cfg Config, r *Result) error {
+	cs, err := openClients(ctx, t.Factory, cfg.Clients)
+	if err != nil {
+		return err
+	}
+	defer closeClients(cs)
+	groups := make([][]Locker, cfg.Locks)
+	var all []Locker
+	for g := range groups {
+		for _, c := range cs {
+			l := c.Locker(fmt.Sprintf("%s/l%03d", cfg.Name, g))
+			groups[g] = append(groups[g], l)
+		}
+		all = append(all, groups[g][0])
+	}
+	if err := warm(ctx, all, 1); err != nil {
+		return err
+	}
+	before, ok := sample(ctx, t.Probe)
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	afterCh := sampleAt(ctx, t.Probe, end)
+	recs, errs := loop(ctx, groups, end)
+	after := <-afterCh
+	var w []time.Duration
+	for g := range recs {
+		r.Acquisitions += len(recs[g])
+		w = append(w, waits(recs[g])...)
+		var one Result
+		chainStats(&one, recs[g], cfg.Clients)
+		r.Overlaps += one.Overlaps
+	}
+	r.Errors = errs
+	r.Seconds = cfg.Duration.Seconds()
+	r.AcqPerS = float64(r.Acquisitions) / r.Seconds
+	r.WaitP50, r.WaitP99 = percentile(w, 50), percentile(w, 99)
+	requestsPerAcq(r, before, after, ok && after.Requests >= 0, r.Acquisitions)
+	return ctx.Err()
+}

@@ -1,0 +1,29 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/etcdtest"
+)
+
+// The etcd floor is one Txn and one Delete: the server's own counter must
+// say two requests per cycle (keep-alives aside).
+func TestEtcdFloorAndProbe(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tg := Target{Impl: "floor", Store: "etcd", Factory: EtcdFloor{Endpoints: srv.Endpoints()}, Probe: EtcdProbe{URLs: srv.Endpoints()}}
+	r, err := Run(ctx, tg, Config{Workload: "floor", Duration: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Acquisitions == 0 || r.Errors != 0 {
+		t.Fatalf("acquisitions %d errors %d", r.Acquisitions, r.Errors)
+	}
+	if r.ServerRequestsPerAcq == nil || math.Abs(*r.ServerRequestsPerAcq-2) > 0.2 {
+		t.Fatalf("server requests per cycle = %v, want about 2", r.ServerRequestsPerAcq)
+	}
+}

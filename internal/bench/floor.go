@@ -1,0 +1,254 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	goredis "github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// The floors: the raw client operations one lock cycle needs on a store,
+// issued directly with the stores' own Go clients. An uncontended baton
+// cycle cannot be cheaper than its floor; the ratio between them is the
+// library's overhead.
+
+// floorTTL is the session TTL of the floor clients.
+const floorTTL = 10 * time.Second
+
+// ZKFloor cycles create(ephemeral sequential) + getChildren + delete with
+// go-zookeeper.
+type ZKFloor struct{ Hosts []string }
+
+// Open connects one ZooKeeper session.
+func (f ZKFloor) Open(ctx context.Context) (Client, error) {
+	c, err := DialZK(ctx, f.Hosts, floorTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &zkFloorClient{c: c}, nil
+}
+
+// DialZK connects a go-zookeeper session and waits until it is
+// established. Session events are drained.
+func DialZK(ctx context.Context, hosts []string, ttl time.Duration) (*zk.Conn, error) {
+	c, events, err := zk.Connect(hosts, ttl, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		return nil, err
+	}
+	ready := make(chan struct{})
+	go func() {
+		once := sync.Once{}
+		for ev := range events {
+			if ev.State == zk.StateHasSession {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	select {
+	case <-ready:
+		return c, nil
+	case <-ctx.Done():
+		c.Close()
+		return nil, ctx.Err()
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+type zkFloorClient struct {
+	c *zk.Conn
+}
+
+func (c *zkFloorClient) Locker(name string) Locker   { return &zkFloorLocker{c: c.c, dir: name} }
+func (c *zkFloorClient) Close(context.Context) error { c.c.Close(); return nil }
+
+type zkFloorLocker struct {
+	c    *zk.Conn
+	dir  string
+	path string
+}
+
+func (l *zkFloorLocker) Lock(ctx context.Context) error {
+	p, err := l.c.Create(l.dir+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := zkMkdirs(l.c, l.dir); err != nil {
+			return err
+		}
+		p, err = l.c.Create(l.dir+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	}
+	if err != nil {
+		return err
+	}
+	l.path = p
+	_, _, err = l.c.Children(l.dir)
+	return err
+}
+
+func (l *zkFloorLocker) Unlock(context.Context) error { return l.c.Delete(l.path, -1) }
+
+func zkMkdirs(c *zk.Conn, dir string) error {
+	p := ""
+	for _, e := range strings.Split(strings.Trim(dir, "/"), "/") {
+		p += "/" + e
+		if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// EtcdFloor cycles one Txn (put our key under a lease if absent, and read
+// the prefix) + one Delete with clientv3, on one client and lease per
+// session.
+type EtcdFloor struct {
+	Endpoints []string
+}
+
+// Open connects one client and grants it a lease.
+func (f EtcdFloor) Open(ctx context.Context) (Client, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: f.Endpoints, DialTimeout: 5 * time.Second, Context: context.Background(), Logger: nopLogger()})
+	if err != nil {
+		return nil, err
+	}
+	g, err := cli.Grant(ctx, int64(floorTTL/time.Second))
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	kctx, cancel := context.WithCancel(context.Background())
+	ka, err := cli.KeepAlive(kctx, g.ID)
+	if err != nil {
+		cancel()
+		cli.Close()
+		return nil, err
+	}
+	go func() {
+		for range ka {
+		}
+	}()
+	return &etcdFloorClient{cli: cli, lease: g.ID, stop: cancel}, nil
+}
+
+type etcdFloorClient struct {
+	cli   *clientv3.Client
+	lease clientv3.LeaseID
+	stop  func()
+	n     int
+	mu    sync.Mutex
+}
+
+func (c *etcdFloorClient) Locker(name string) Locker {
+	c.mu.Lock()
+	c.n++
+	key := fmt.Sprintf("%s/%x-%d", name, int64(c.lease), c.n)
+	c.mu.Unlock()
+	return &etcdFloorLocker{c: c, pfx: name + "/", key: key}
+}
+
+func (c *etcdFloorClient) Close(ctx context.Context) error {
+	c.stop()
+	_, _ = c.cli.Revoke(ctx, c.lease)
+	return c.cli.Close()
+}
+
+type etcdFloorLocker struct {
+	c        *etcdFloorClient
+	pfx, key string
+}
+
+func (l *etcdFloorLocker) Lock(ctx context.Context) error {
+	cmp := clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)
+	put := clientv3.OpPut(l.key, "", clientv3.WithLease(l.c.lease))
+	get := clientv3.OpGet(l.pfx, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+	_, err := l.c.cli.Txn(ctx).If(cmp).Then(put, get).Else(get).Commit()
+	return err
+}
+
+func (l *etcdFloorLocker) Unlock(ctx context.Context) error {
+	_, err := l.c.cli.Delete(ctx, l.key)
+	return err
+}
+
+// unlockScript deletes the lock key only if it still holds our value.
+const unlockScript = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
+
+// RedisFloor cycles SET key value NX PX + EVAL (compare-and-delete) with
+// go-redis. With several Addrs (Redlock) each step goes to every server in
+// parallel: the parallel floor.
+type RedisFloor struct {
+	Addrs    []string
+	Password string
+}
+
+// Open connects one client per server.
+func (f RedisFloor) Open(ctx context.Context) (Client, error) {
+	c := &redisFloorClient{}
+	for _, a := range f.Addrs {
+		rc := goredis.NewClient(&goredis.Options{Addr: a, Password: f.Password, ContextTimeoutEnabled: true})
+		if err := rc.Ping(ctx).Err(); err != nil {
+			c.closeAll()
+			_ = rc.Close()
+			return nil, err
+		}
+		c.rcs = append(c.rcs, rc)
+	}
+	return c, nil
+}
+
+type redisFloorClient struct{ rcs []*goredis.Client }
+
+func (c *redisFloorClient) closeAll() {
+	for _, rc := range c.rcs {
+		_ = rc.Close()
+	}
+}
+
+func (c *redisFloorClient) Locker(name string) Locker   { return &redisFloorLocker{c: c, key: name} }
+func (c *redisFloorClient) Close(context.Context) error { c.closeAll(); return nil }
+
+type redisFloorLocker struct {
+	c     *redisFloorClient
+	key   string
+	value string
+	n     int
+}
+
+// each runs f on every server, in parallel when there are several.
+func (l *redisFloorLocker) each(f func(rc *goredis.Client) error) error {
+	if len(l.c.rcs) == 1 {
+		return f(l.c.rcs[0])
+	}
+	errs := make([]error, len(l.c.rcs))
+	var wg sync.WaitGroup
+	for i, rc := range l.c.rcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(rc)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (l *redisFloorLocker) Lock(ctx context.Context) error {
+	l.n++
+	l.value = fmt.Sprintf("%p-%d", l, l.n)
+	return l.each(func(rc *goredis.Client) error {
+		return rc.SetArgs(ctx, l.key, l.value, goredis.SetArgs{Mode: "NX", TTL: floorTTL}).Err()
+	})
+}
+
+func (l *redisFloorLocker) Unlock(ctx context.Context) error {
+	return l.each(func(rc *goredis.Client) error {
+		return rc.Eval(ctx, unlockScript, []string{l.key}, l.value).Err()
+	})
+}

@@ -1,0 +1,252 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// queueTimeout bounds how long the waiters may take to line up, and
+// chainTimeout how long the releases may take.
+const (
+	queueTimeout = 2 * time.Minute
+	chainTimeout = 5 * time.Minute
+)
+
+// fires sums the watch notifications the clients received, or else reads
+// the store's count. ok is false when neither is known.
+func fires(ctx context.Context, cs []Client, p Probe) (n int64, src string, ok bool) {
+	all := true
+	for _, c := range cs {
+		w, isW := c.(WatchCounter)
+		if !isW {
+			all = false
+			break
+		}
+		n += w.WatchEvents()
+	}
+	if all {
+		return n, "client watch events", true
+	}
+	if c, good := sample(ctx, p); good && c.HasFires {
+		return c.Fires, "server watch notifications", true
+	}
+	return 0, "", false
+}
+
+// settle waits until the notification count stops moving (late
+// notifications of a herd arrive after the last holder ran).
+func settle(ctx context.Context, cs []Client, p Probe) int64 {
+	last, _, _ := fires(ctx, cs, p)
+	for range 40 {
+		select {
+		case <-ctx.Done():
+			return last
+		case <-time.After(50 * time.Millisecond):
+		}
+		n, _, _ := fires(ctx, cs, p)
+		if n == last {
+			return n
+		}
+		last = n
+	}
+	return last
+}
+
+// queue has waiters call Lock behind a held lock and returns once all are
+// in line. Each waiter unlocks as soon as it acquires, so that releasing
+// the holder starts a chain of hand-offs; cycles are recorded in recs.
+type queue struct {
+	wg    sync.WaitGroup
+	recs  []cycle
+	errs  atomic.Int64
+	order atomic.Int64
+	gone  atomic.Int64
+}
+
+func (q *queue) start(ctx context.Context, ls []Locker) {
+	q.recs = make([]cycle, len(ls))
+	for i, l := range ls {
+		q.wg.Add(1)
+		go func() {
+			defer q.wg.Done()
+			defer q.gone.Add(1)
+			t0 := time.Now()
+			if err := l.Lock(ctx); err != nil {
+				q.errs.Add(1)
+				return
+			}
+			t1 := time.Now()
+			k := q.order.Add(1)
+			if err := unlock(l); err != nil {
+				q.errs.Add(1)
+			}
+			q.recs[i] = cycle{client: i, order: k, req: t0, acq: t1, rel: t1, done: time.Now()}
+		}()
+	}
+}
+
+// lineUp waits until want contenders are queued on name, or settles for a
+// while when the client cannot count them.
+func lineUp(ctx context.Context, c Client, name string, want int, q *queue) error {
+	cn, ok := c.(Contenders)
+	if !ok {
+		d := time.Second + time.Duration(want)*2*time.Millisecond
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+			return nil
+		}
+	}
+	deadline := time.Now().Add(queueTimeout)
+	for {
+		n, err := cn.Contenders(ctx, name)
+		if err != nil {
+			return err
+		}
+		if n >= want {
+			return nil
+		}
+		if q.gone.Load() > 0 {
+			return fmt.Errorf("bench: %d waiters failed to queue", q.errs.Load())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: only %d of %d contenders queued after %v", n, want, queueTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// waiterLockers spreads n handles on name over the clients.
+func waiterLockers(cs []Client, name string, n int) []Locker {
+	ls := make([]Locker, n)
+	for i := range ls {
+		ls[i] = cs[i%len(cs)].Locker(name)
+	}
+	return ls
+}
+
+// herd: Clients waiters, each on its own session, queue behind a holder;
+// the holder releases and each waiter releases as soon as it runs. Reports
+// watch notifications per release and the chain's hand-off times.
+func herd(ctx context.Context, t Target, cfg Config, r *Result) error {
+	cs, err := openClients(ctx, t.Factory, cfg.Clients+1)
+	if err != nil {
+		return err
+	}
+	defer closeClients(cs)
+	holder := cs[0].Locker(cfg.Name)
+	if err := warm(ctx, []Locker{holder}, 3); err != nil {
+		return err
+	}
+	if err := holder.Lock(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, queueTimeout+chainTimeout)
+	defer cancel()
+	q := &queue{}
+	q.start(ctx, waiterLockers(cs[1:], cfg.Name, cfg.Clients))
+	defer q.wg.Wait()
+	if err := lineUp(ctx, cs[0], cfg.Name, cfg.Clients+1, q); err != nil {
+		_ = unlock(holder)
+		return err
+	}
+	f0 := settle(ctx, cs, t.Probe)
+	_, src, fok := fires(ctx, cs, t.Probe)
+	before, ok := sample(ctx, t.Probe)
+	start := time.Now()
+	if err := unlock(holder); err != nil {
+		return err
+	}
+	q.wg.Wait()
+	elapsed := time.Since(start)
+	f1 := settle(ctx, cs, t.Probe)
+	after, ok2 := sample(ctx, t.Probe)
+
+	r.Errors = int(q.errs.Load())
+	r.Acquisitions = int(q.order.Load())
+	r.Seconds = elapsed.Seconds()
+	r.AcqPerS = float64(r.Acquisitions) / r.Seconds
+	w := waits(q.recs)
+	r.WaitP50, r.WaitP99 = percentile(w, 50), percentile(w, 99)
+	chainStats(r, q.recs, cfg.Clients)
+	r.FIFOPct, r.ReacquirePct = nil, nil // queued all at once: neither says anything here
+	if fok && r.Acquisitions > 0 {
+		r.FiresPerRelease = f64(float64(f1-f0) / float64(r.Acquisitions))
+		r.Note = "fires: " + src
+	}
+	requestsPerAcq(r, before, after, ok && ok2, r.Acquisitions)
+	return ctx.Err()
+}
+
+// footprint: Clients waiting handles on one session in this process; reports
+// the process's RSS and Go heap with all of them queued.
+func footprint(ctx context.Context, t Target, cfg Config, r *Result) error {
+	cs, err := openClients(ctx, t.Factory, 2)
+	if err != nil {
+		return err
+	}
+	defer closeClients(cs)
+	holder := cs[0].Locker(cfg.Name)
+	if err := warm(ctx, []Locker{holder}, 3); err != nil {
+		return err
+	}
+	if err := holder.Lock(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, queueTimeout+chainTimeout)
+	defer cancel()
+	q := &queue{}
+	q.start(ctx, waiterLockers(cs[1:], cfg.Name, cfg.Clients))
+	defer q.wg.Wait()
+	if err := lineUp(ctx, cs[0], cfg.Name, cfg.Clients+1, q); err != nil {
+		_ = unlock(holder)
+		return err
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.HeapMB = f64(float64(ms.HeapInuse) / (1 << 20))
+	if rss, err := rssMB(); err == nil {
+		r.RSSMB = f64(rss)
+	}
+	start := time.Now()
+	if err := unlock(holder); err != nil {
+		return err
+	}
+	q.wg.Wait()
+	r.Errors = int(q.errs.Load())
+	r.Acquisitions = int(q.order.Load())
+	r.Seconds = time.Since(start).Seconds()
+	r.AcqPerS = float64(r.Acquisitions) / r.Seconds
+	r.Note = "waiters share one session"
+	return ctx.Err()
+}
+
+// rssMB reads the process's resident set size from /proc.
+func rssMB() (float64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err != nil {
+				return 0, err
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("bench: no VmRSS in /proc/self/status")
+}

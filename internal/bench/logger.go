@@ -1,0 +1,5 @@
+package bench
+
+import "go.uber.org/zap"
+
+func nopLogger() *zap.Logger { return zap.NewNop() }

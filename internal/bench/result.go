@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Result is one workload's measurement. Times are in microseconds. A
+// figure that does not apply to the workload, or that the store cannot
+// report, is nil and prints as "-" (null in JSON).
+type Result struct {
+	Impl     string `json:"impl"`
+	Store    string `json:"store"`
+	Workload string `json:"workload"`
+	Clients  int    `json:"clients"`
+	Locks    int    `json:"locks,omitempty"`
+
+	Acquisitions int     `json:"acquisitions"`
+	Seconds      float64 `json:"seconds"`
+	AcqPerS      float64 `json:"acq_per_s"`
+
+	// CycleP50/P99: one lock+unlock cycle (uncontended, floor).
+	CycleP50 *float64 `json:"cycle_p50_us"`
+	CycleP99 *float64 `json:"cycle_p99_us"`
+	// WaitP50/P99: from calling Lock to it returning.
+	WaitP50 *float64 `json:"wait_p50_us"`
+	WaitP99 *float64 `json:"wait_p99_us"`
+	// HandoffP50/P99: from a release returning to the next holder's Lock
+	// returning; 0 when the next holder was already running.
+	HandoffP50 *float64 `json:"handoff_p50_us"`
+	HandoffP99 *float64 `json:"handoff_p99_us"`
+	// FiresPerRelease: watch notifications per release that woke a waiter.
+	FiresPerRelease *float64 `json:"fires_per_release"`
+	// ReacquirePct: share of acquisitions by the client that held the lock
+	// just before (back-to-back re-acquisition).
+	ReacquirePct *float64 `json:"reacquire_pct"`
+	// FIFOPct: share of acquisitions granted to the longest-waiting client.
+	FIFOPct *float64 `json:"fifo_pct"`
+	// MinPerClient/MaxPerClient: fewest and most acquisitions by one client.
+	MinPerClient *int `json:"min_per_client"`
+	MaxPerClient *int `json:"max_per_client"`
+	// ServerRequestsPerAcq: client requests the store's servers received
+	// per acquisition, from the store's own counters.
+	ServerRequestsPerAcq *float64 `json:"server_requests_per_acq"`
+	// RSSMB: the process's resident set with all waiters queued (footprint).
+	RSSMB *float64 `json:"rss_mb"`
+	// HeapMB: the Go heap in use at the same moment (footprint).
+	HeapMB *float64 `json:"heap_mb"`
+
+	// Errors counts failed Lock/Unlock calls.
+	Errors int `json:"errors"`
+	// Overlaps counts acquisitions that returned before the previous
+	// holder had started to release: mutual-exclusion violations.
+	Overlaps int    `json:"overlaps"`
+	Note     string `json:"note,omitempty"`
+}
+
+func f64(v float64) *float64 { return &v }
+func intp(v int) *int        { return &v }
+
+// WriteJSON writes r as one JSON line.
+func (r Result) WriteJSON(w io.Writer) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// TableHeader is the column list WriteTable prints.
+var TableHeader = []string{"impl", "store", "workload", "clients", "acq/s",
+	"cycle p50", "cycle p99", "wait p50", "wait p99", "hand-off p50", "hand-off p99",
+	"fires/rel", "reacq %", "fifo %", "min/max", "req/acq", "rss MB", "err"}
+
+// Row formats r as the cells of one table row (times in ms).
+func (r Result) Row() []string {
+	ms := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", *p/1000)
+	}
+	num := func(p *float64, prec int) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.*f", prec, *p)
+	}
+	mm := "-"
+	if r.MinPerClient != nil && r.MaxPerClient != nil {
+		mm = fmt.Sprintf("%d/%d", *r.MinPerClient, *r.MaxPerClient)
+	}
+	clients := fmt.Sprint(r.Clients)
+	if r.Locks > 0 {
+		clients = fmt.Sprintf("%d×%d", r.Locks, r.Clients)
+	}
+	return []string{r.Impl, r.Store, r.Workload, clients, fmt.Sprintf("%.0f", r.AcqPerS),
+		ms(r.CycleP50), ms(r.CycleP99), ms(r.WaitP50), ms(r.WaitP99), ms(r.HandoffP50), ms(r.HandoffP99),
+		num(r.FiresPerRelease, 3), num(r.ReacquirePct, 1), num(r.FIFOPct, 1), mm,
+		num(r.ServerRequestsPerAcq, 2), num(r.RSSMB, 1), fmt.Sprint(r.Errors)}
+}
+
+// WriteTable writes results as an aligned text table (times in ms).
+func WriteTable(w io.Writer, rs []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(TableHeader, "\t")+"\t")
+	for _, r := range rs {
+		fmt.Fprintln(tw, strings.Join(r.Row(), "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+// WriteMarkdown writes results as a Markdown table (times in ms).
+func WriteMarkdown(w io.Writer, rs []Result) error {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(TableHeader, " | "))
+	seps := make([]string, len(TableHeader))
+	for i := range seps {
+		seps[i] = "---"
+		if i >= 3 {
+			seps[i] = "---:"
+		}
+	}
+	fmt.Fprintf(w, "| %s |\n", strings.Join(seps, " | "))
+	for _, r := range rs {
+		if _, err := fmt.Fprintf(w, "| %s |\n", strings.Join(r.Row(), " | ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/store"
+	"github.com/batonhq/baton/memory"
+)
+
+// StoreLabel names the store at u in results: its scheme, with the number
+// of servers when there are several ("redlock5", "zk3").
+func StoreLabel(u store.URL) string {
+	if len(u.Hosts) > 1 {
+		return fmt.Sprintf("%s%d", u.Scheme, len(u.Hosts))
+	}
+	return u.Scheme
+}
+
+// Targets returns baton's target and the floor's target on the store at
+// u. Every baton client opens its own session (or Redis clients) with
+// store.Open, as the command line does.
+func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
+	label := StoreLabel(u)
+	batonT = Target{Impl: "baton", Store: label}
+	floorT = Target{Impl: "floor", Store: label}
+	if u.Scheme == "memory" {
+		st := memory.New()
+		batonT.Factory = SessionFactory(func(ctx context.Context) (*baton.Session, error) { return st.Open(ctx, o.TTL) })
+		floorT.Factory = batonT.Factory // the memory store has no client below baton's
+		return batonT, floorT, nil
+	}
+	batonT.Factory = urlFactory{u: u, o: o}
+	switch u.Scheme {
+	case store.ZooKeeper:
+		if u.Chroot != "" {
+			return batonT, floorT, fmt.Errorf("bench: a chroot is not supported (%s)", u)
+		}
+		batonT.Probe = ZKProbe{Hosts: u.Hosts}
+		floorT.Factory = ZKFloor{Hosts: u.Hosts}
+	case store.Etcd:
+		var urls []string
+		for _, h := range u.Hosts {
+			urls = append(urls, "http://"+h)
+		}
+		batonT.Probe = EtcdProbe{URLs: urls}
+		floorT.Factory = EtcdFloor{Endpoints: urls}
+	case store.Redis, store.Redlock:
+		batonT.Probe = &RedisProbe{Addrs: u.Hosts, Password: u.Password}
+		floorT.Factory = RedisFloor{Addrs: u.Hosts, Password: u.Password}
+	default:
+		return batonT, floorT, fmt.Errorf("bench: store %s not supported", u.Scheme)
+	}
+	floorT.Probe = batonT.Probe
+	if r, ok := batonT.Probe.(*RedisProbe); ok {
+		floorT.Probe = &RedisProbe{Addrs: r.Addrs, Password: r.Password}
+	}
+	return batonT, floorT, nil
+}
+
+// urlFactory opens each client with store.Open.
+type urlFactory struct {
+	u store.URL
+	o store.Options
+}
+
+func (f urlFactory) Open(ctx context.Context) (Client, error) {
+	s, err := store.Open(ctx, f.u, f.o)
+	if err != nil {
+		return nil, err
+	}
+	if s.Session != nil {
+		return sessionClient{s.Session}, nil
+	}
+	lk := s.Locker
+	return &leaseClient{
+		lock: func(ctx context.Context, name string) (func(context.Context) error, error) {
+			h, err := lk.Lock(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			return h.Unlock, nil
+		},
+		close: lk.Close,
+	}, nil
+}
