@@ -1,0 +1,27 @@
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/zktest"
+	"github.com/batonhq/baton/zk"
+)
+
+func openOther(ctx context.Context, kind, addr string, ttl time.Duration) (*baton.Session, error) {
+	switch kind {
+	case "zk":
+		return zk.Open(ctx, []string{addr}, zk.WithTTL(ttl))
+	}
+	return nil, fmt.Errorf("reliability: unknown store kind %q", kind)
+}
+
+// otherTargets are the stores besides etcd: a real ZooKeeper (tickTime
+// 100 ms, so a 1 s session).
+func otherTargets(t *testing.T) []target {
+	srv := zktest.Start(t)
+	return []target{{kind: "zk", addr: srv.Addr(), ttl: time.Second}}
+}
