@@ -3,6 +3,7 @@ package zk
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,7 +116,7 @@ func TestTTLBelowMinimum(t *testing.T) {
 
 func TestExpire(t *testing.T) {
 	ctx := ctxT(t)
-	s := openT(t, 0)
+	s, p := openProxied(t, 0)
 	other := openT(t, 0)
 	dir := testPath(t)
 	n, err := s.Conn().Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
@@ -124,7 +125,7 @@ func TestExpire(t *testing.T) {
 	}
 	waiting := make(chan error, 1)
 	go func() { waiting <- s.Conn().WaitGone(ctx, baton.Node{Path: dir + "/nothing-here-but-watched"}) }()
-	expire(t, zktest.Shared(t).Addr(), s)
+	expire(t, zktest.Shared(t).Addr(), p, s)
 	if err := waitDone(t, s, 10*time.Second); !errors.Is(err, baton.ErrSessionExpired) {
 		t.Fatalf("Err = %v, want ErrSessionExpired", err)
 	}
@@ -214,5 +215,91 @@ func TestRequestsPerAcquisition(t *testing.T) {
 		t.Errorf("contended acquisition: %d requests, want ≤ 4", n)
 	} else {
 		t.Logf("contended: %d requests", n)
+	}
+}
+
+// A create whose reply is lost with its connection is found again by its
+// id once reconnected: one node, with its real token.
+func TestCreateReplyLostFoundAgain(t *testing.T) {
+	ctx := ctxT(t)
+	s := openT(t, 0)
+	c := s.Conn()
+	dir := testPath(t)
+	if _, err := c.Create(ctx, dir, "warm", nil, baton.Ephemeral); err != nil {
+		t.Fatal(err)
+	}
+	before := sessionOf(s).Requests()
+	dropNextCreateReply(s)
+	n, err := c.Create(ctx, dir, baton.KindLock, []byte("d"), baton.Ephemeral|baton.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sessionOf(s).Requests()-before < 3 {
+		t.Fatalf("the reply was not dropped (only %d requests)", sessionOf(s).Requests()-before)
+	}
+	kids, err := c.Children(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 2 || kids[0].Path != n.Path {
+		t.Fatalf("children %+v, want %s and warm", kids, n.Path)
+	}
+	_, g, err := c.Get(ctx, n.Path)
+	if err != nil || g.Token != n.Token || n.Owner != s.ID() {
+		t.Fatalf("node %+v, stored %+v %v", n, g, err)
+	}
+	if s.Err() != nil {
+		t.Fatalf("session ended: %v", s.Err())
+	}
+}
+
+// A session cut off the server reports itself lost before the server
+// expires it.
+func TestPartitionLostLocally(t *testing.T) {
+	ctx := ctxT(t)
+	s, p := openProxied(t, 0)
+	other := openT(t, 0)
+	n, err := s.Conn().Create(ctx, testPath(t), baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Blackhole()
+	defer p.Heal()
+	gone := make(chan error, 1)
+	go func() { gone <- other.Conn().WaitGone(ctx, n) }()
+	if err := waitDone(t, s, 10*time.Second); !errors.Is(err, baton.ErrSessionLost) {
+		t.Fatalf("Err = %v, want ErrSessionLost", err)
+	}
+	select {
+	case err := <-gone:
+		t.Fatalf("server removed the node (%v) before the client knew its session was lost", err)
+	default:
+	}
+	if err := <-gone; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChroot(t *testing.T) {
+	ctx := ctxT(t)
+	root := testPath(t)
+	s := openT(t, 0, WithChroot(root))
+	plain := openT(t, 0)
+	n, err := s.Conn().Create(ctx, "/locks/a", baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(n.Path, "/locks/a/_c_") {
+		t.Fatalf("path %q is not relative to the chroot", n.Path)
+	}
+	kids, err := plain.Conn().Children(ctx, root+"/locks/a")
+	if err != nil || len(kids) != 1 || kids[0].Name != n.Name {
+		t.Fatalf("under the chroot: %+v %v", kids, err)
+	}
+	if _, g, err := s.Conn().Get(ctx, n.Path); err != nil || g.Path != n.Path || g.Token != n.Token {
+		t.Fatalf("Get = %+v %v", g, err)
+	}
+	if _, err := Open(ctx, zktest.Shared(t).Servers(), WithChroot("relative")); !errors.Is(err, baton.ErrInvalidName) {
+		t.Fatalf("relative chroot: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/proxy"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -56,11 +57,23 @@ func openT(t testing.TB, ttl time.Duration, opts ...Option) *baton.Session {
 	return openAt(t, zktest.Shared(t).Addr(), ttl, opts...)
 }
 
-// expire makes the server expire s's session: a second connection attaches
-// to it with its id and password and closes it, the classic trick.
-func expire(t testing.TB, addr string, s *baton.Session) {
+// openProxied opens a session on the shared test server through a proxy
+// of its own.
+func openProxied(t testing.TB, ttl time.Duration) (*baton.Session, *proxy.Proxy) {
+	t.Helper()
+	p := proxy.Start(t, zktest.Shared(t).Addr())
+	return openAt(t, p.Addr(), ttl), p
+}
+
+// expire makes the server expire s's session, the classic trick: a second
+// connection attaches to the session with its id and password and closes
+// it. The session's own client, which would win the session back at once,
+// is kept off (its proxy cut) meanwhile.
+func expire(t testing.TB, addr string, p *proxy.Proxy, s *baton.Session) {
 	t.Helper()
 	id, pw := credentials(s)
+	p.Cut()
+	defer p.Heal()
 	if err := closeSession(addr, id, pw); err != nil {
 		t.Fatalf("expire session %#x: %v", id, err)
 	}

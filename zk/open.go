@@ -109,6 +109,7 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	}
 	zc, _, err := gozk.Connect(servers, o.ttl,
 		gozk.WithDialer(c.w.dial),
+		gozk.WithHostProvider(&hostProvider{}),
 		gozk.WithLogger(nopLogger{}),
 		gozk.WithLogInfo(false),
 		gozk.WithEventCallback(c.event))

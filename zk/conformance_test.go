@@ -1,0 +1,68 @@
+package zk
+
+import (
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/proxy"
+	"github.com/batonhq/baton/internal/zktest"
+)
+
+var totalWatches = regexp.MustCompile(`Total watches:\s*(\d+)`)
+
+// harness drives the conformance suite against the shared test server.
+// Every session it opens goes through a TCP proxy of its own, so that one
+// session can be partitioned without the others.
+func harness(t *testing.T) batontest.Harness {
+	srv := zktest.Shared(t)
+	var mu sync.Mutex
+	proxies := map[*baton.Session]*proxy.Proxy{}
+	proxyOf := func(t testing.TB, s *baton.Session) *proxy.Proxy {
+		mu.Lock()
+		defer mu.Unlock()
+		p := proxies[s]
+		if p == nil {
+			t.Fatal("session not opened by the harness")
+		}
+		return p
+	}
+	return batontest.Harness{
+		Name: "zk",
+		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
+			s, p := openProxied(t, ttl)
+			mu.Lock()
+			proxies[s] = p
+			mu.Unlock()
+			return s
+		},
+		Path:   testPath,
+		Expire: func(t testing.TB, s *baton.Session) { expire(t, srv.Addr(), proxyOf(t, s), s) },
+		Partition: func(t testing.TB, s *baton.Session) func() {
+			p := proxyOf(t, s)
+			p.Blackhole()
+			return p.Heal
+		},
+		DropCreateReply: func(_ testing.TB, s *baton.Session) { dropNextCreateReply(s) },
+		PendingWatches: func(t testing.TB) int {
+			out, err := srv.FourLetter("wchs")
+			if err != nil {
+				t.Fatalf("wchs: %v", err)
+			}
+			m := totalWatches.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("wchs: unexpected answer %q", out)
+			}
+			n, _ := strconv.Atoi(m[1])
+			return n
+		},
+	}
+}
+
+func TestConformance(t *testing.T) {
+	batontest.Run(t, harness(t))
+}
