@@ -78,3 +78,5 @@ func runs(bounded, fullRuns int) int {
 	}
 	return bounded
 }
+
+func itoa64(n int64) string { return fmt.Sprint(n) }

@@ -1,0 +1,178 @@
+package reliability
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/zk"
+)
+
+// contenders runs n clients that lock name over and over, reopening their
+// session when it is lost, until stop closes. Every critical section is
+// recorded in chk and ends early if the lease is lost.
+type contenders struct {
+	chk      batontest.Checker
+	last     atomic.Int64 // unix nanos of the latest acquisition
+	cycles   atomic.Int64
+	sessions atomic.Int64 // sessions opened, beyond the first per client
+	wg       sync.WaitGroup
+	stop     chan struct{}
+}
+
+func runContenders(t *testing.T, n int, name string, open func(ctx context.Context) (*baton.Session, error)) *contenders {
+	c := &contenders{stop: make(chan struct{})}
+	for i := range n {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.loop(t, i, name, open)
+		}()
+	}
+	return c
+}
+
+func (c *contenders) loop(t *testing.T, who int, name string, open func(ctx context.Context) (*baton.Session, error)) {
+	var s *baton.Session
+	defer func() {
+		if s != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = s.Close(ctx)
+			cancel()
+		}
+	}()
+	opened := 0
+	for {
+		select {
+		case <-c.stop:
+			return
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if s == nil || s.Err() != nil {
+			if s != nil {
+				_ = s.Close(ctx)
+			}
+			var err error
+			if s, err = open(ctx); err != nil {
+				s = nil
+				cancel()
+				continue
+			}
+			if opened++; opened > 1 {
+				c.sessions.Add(1)
+			}
+		}
+		m := baton.NewMutex(s, name)
+		l, err := m.Lock(ctx)
+		if err != nil {
+			cancel()
+			continue
+		}
+		c.last.Store(time.Now().UnixNano())
+		c.cycles.Add(1)
+		sp := c.chk.Enter(who, l.Token())
+		select {
+		case <-time.After(time.Millisecond):
+		case <-l.Done():
+		}
+		c.chk.Leave(sp)
+		_ = m.Unlock(ctx)
+		cancel()
+	}
+}
+
+// progressAfter waits until an acquisition happens after t0 and returns
+// how long after t0 it was.
+func (c *contenders) progressAfter(t *testing.T, t0 time.Time, limit time.Duration) time.Duration {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if at := c.last.Load(); at > t0.UnixNano() {
+			return time.Duration(at - t0.UnixNano())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no acquisition within %v of the fault", limit)
+	return 0
+}
+
+func (c *contenders) finish() {
+	close(c.stop)
+	c.wg.Wait()
+}
+
+// ZooKeeper ensemble: 8 contenders on a 3-node ensemble while the leader
+// is killed and restarted, a follower is killed, and all three restart.
+// Progress resumes within the session timeout and no sections overlap.
+func TestZKEnsemble(t *testing.T) {
+	e := startEnsemble(t)
+	const ttl = 4 * time.Second
+	name := "/reliability/ensemble"
+	c := runContenders(t, 8, name, func(ctx context.Context) (*baton.Session, error) {
+		return zk.Open(ctx, e.servers(), zk.WithTTL(ttl))
+	})
+	defer c.finish()
+	c.progressAfter(t, time.Now(), 30*time.Second)
+
+	faults := func(label string, do func() time.Time, within time.Duration) {
+		row := Row{Scenario: "zk ensemble: " + label, Store: "zk×3"}
+		n := runs(1, 3)
+		for range n {
+			t0 := do()
+			d := c.progressAfter(t, t0, 60*time.Second)
+			row.Runs++
+			row.Recovery = append(row.Recovery, d)
+			if d > within {
+				row.Violations++
+				t.Errorf("%s: progress after %v, bound %v", label, d, within)
+			}
+			e.waitQuorum(60 * time.Second)
+		}
+		row.Note = "recovery = fault → next acquisition (bound " + within.String() + ")"
+		record(row)
+	}
+	faults("kill leader, restart it", func() time.Time {
+		l := e.leader(30 * time.Second)
+		t0 := time.Now()
+		e.kill(l)
+		e.start(l)
+		return t0
+	}, ttl)
+	faults("kill a follower", func() time.Time {
+		l := e.leader(30 * time.Second)
+		f := (l + 1) % 3
+		t0 := time.Now()
+		e.kill(f)
+		defer e.start(f)
+		return t0
+	}, ttl)
+	faults("restart all three", func() time.Time {
+		for i := range 3 {
+			e.kill(i)
+		}
+		for i := range 3 {
+			e.start(i)
+		}
+		// The clock starts once the servers are back: sessions must
+		// resume within their timeout from then.
+		e.waitQuorum(60 * time.Second)
+		return time.Now()
+	}, ttl)
+
+	c.finish()
+	c.stop = make(chan struct{}) // finish is deferred too
+	c.wg = sync.WaitGroup{}
+	err := c.chk.Verify(true)
+	v := 0
+	if err != nil {
+		v = 1
+		t.Error(err)
+	}
+	record(Row{Scenario: "zk ensemble: mutual exclusion over the whole run", Store: "zk×3", Runs: int(c.cycles.Load()), Violations: v,
+		Note: "8 contenders; sessions reopened after loss: " + itoa64(c.sessions.Load())})
+	t.Logf("%d acquisitions, %d sessions reopened", c.cycles.Load(), c.sessions.Load())
+}
