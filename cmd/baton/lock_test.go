@@ -23,22 +23,23 @@ func etcdEnv(t *testing.T) ([]string, string) {
 	return env("BATON_STORE=" + u), u
 }
 
-func TestLockRunsCmdWithEnvAndStatus(t *testing.T) {
-	e, _ := etcdEnv(t)
-	out, stderr, code := run(t, e, "lock", "--ttl", "2s", "jobs/nightly", "--", "sh", "-c", `echo "lock=$BATON_LOCK token=$BATON_TOKEN"; exit 3`)
-	if code != 3 {
-		t.Fatalf("exit %d, want CMD's 3; stderr %q", code, stderr)
-	}
-	if !regexp.MustCompile(`^lock=jobs/nightly token=[1-9][0-9]*\n$`).MatchString(out) {
-		t.Fatalf("CMD saw %q", out)
-	}
-	// Tokens grow with each acquisition.
-	out2, _, code := run(t, e, "lock", "jobs/nightly", "--", "sh", "-c", `echo $BATON_TOKEN`)
-	t1, _ := strconv.Atoi(strings.TrimPrefix(strings.Fields(out)[1], "token="))
-	t2, _ := strconv.Atoi(strings.TrimSpace(out2))
-	if code != 0 || t2 <= t1 {
-		t.Fatalf("second run exit %d token %d after %d", code, t2, t1)
-	}
+func TestLockRunsCmdWithEnv(t *testing.T) {
+	eachStore(t, false, func(t *testing.T, _ testStore, e []string) {
+		out, stderr, code := run(t, e, "lock", "--ttl", "2s", "/jobs/nightly", "--", "sh", "-c", `echo "lock=$BATON_LOCK token=$BATON_TOKEN"; exit 3`)
+		if code != 3 {
+			t.Fatalf("exit %d, want CMD's 3; stderr %q", code, stderr)
+		}
+		if !regexp.MustCompile(`^lock=/jobs/nightly token=[1-9][0-9]*\n$`).MatchString(out) {
+			t.Fatalf("CMD saw %q", out)
+		}
+		// Tokens grow with each acquisition.
+		out2, _, code := run(t, e, "lock", "/jobs/nightly", "--", "sh", "-c", `echo $BATON_TOKEN`)
+		t1, _ := strconv.ParseInt(strings.TrimPrefix(strings.Fields(out)[1], "token="), 10, 64)
+		t2, _ := strconv.ParseInt(strings.TrimSpace(out2), 10, 64)
+		if code != 0 || t2 <= t1 {
+			t.Fatalf("second run exit %d token %d after %d", code, t2, t1)
+		}
+	})
 }
 
 func TestLockCmdNotFound(t *testing.T) {
@@ -50,12 +51,15 @@ func TestLockCmdNotFound(t *testing.T) {
 }
 
 func TestLockTimeoutDoesNotRunCmd(t *testing.T) {
-	e, _ := etcdEnv(t)
-	holder := start(t, e, "lock", "busy")
-	holder.waitOutput("BATON_LOCK=busy BATON_TOKEN=", 10*time.Second)
+	eachStore(t, false, func(t *testing.T, _ testStore, e []string) { lockTimeout(t, e) })
+}
+
+func lockTimeout(t *testing.T, e []string) {
+	holder := start(t, e, "lock", "/busy")
+	holder.waitOutput("BATON_LOCK=/busy BATON_TOKEN=", 10*time.Second)
 
 	marker := filepath.Join(t.TempDir(), "ran")
-	_, stderr, code := run(t, e, "lock", "--timeout", "300ms", "busy", "--", "touch", marker)
+	_, stderr, code := run(t, e, "lock", "--timeout", "300ms", "/busy", "--", "touch", marker)
 	if code != exitTimeout {
 		t.Fatalf("exit %d, want 75; stderr %q", code, stderr)
 	}
@@ -70,7 +74,7 @@ func TestLockTimeoutDoesNotRunCmd(t *testing.T) {
 	if code := holder.wait(10 * time.Second); code != 0 {
 		t.Fatalf("holder exit %d, stderr %q", code, holder.stderr.String())
 	}
-	if _, stderr, code := run(t, e, "lock", "--timeout", "5s", "busy", "--", "true"); code != 0 {
+	if _, stderr, code := run(t, e, "lock", "--timeout", "5s", "/busy", "--", "true"); code != 0 {
 		t.Fatalf("lock after release: exit %d %q", code, stderr)
 	}
 }
@@ -99,16 +103,19 @@ func TestLockForwardsSignalsToCmd(t *testing.T) {
 }
 
 func TestLockSignalWhileWaitingLeavesNothing(t *testing.T) {
-	e, _ := etcdEnv(t)
-	holder := start(t, e, "lock", "w")
+	eachStore(t, true, func(t *testing.T, _ testStore, e []string) { signalWhileWaiting(t, e) })
+}
+
+func signalWhileWaiting(t *testing.T, e []string) {
+	holder := start(t, e, "lock", "/w")
 	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
-	waiter := start(t, e, "lock", "w", "--", "true")
-	waitStatus(t, e, "w", 2)
+	waiter := start(t, e, "lock", "/w", "--", "true")
+	waitStatus(t, e, "/w", 2)
 	waiter.signal(syscall.SIGTERM)
 	if code := waiter.wait(10 * time.Second); code != 128+int(syscall.SIGTERM) {
 		t.Fatalf("waiter exit %d", code)
 	}
-	waitStatus(t, e, "w", 1)
+	waitStatus(t, e, "/w", 1)
 }
 
 // waitStatus waits until `baton status` shows n nodes under name.
@@ -116,12 +123,13 @@ func waitStatus(t *testing.T, e []string, name string, n int) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	want := strconv.Itoa(n-min(n, 1)) + " waiting"
+	child := strings.TrimPrefix(name, "/") + "/" // NAME/child on etcd, /NAME/child on zk
 	for {
 		out, stderr, code := run(t, e, "status", name)
 		if code != 0 {
 			t.Fatalf("status: exit %d %q", code, stderr)
 		}
-		if strings.Contains(out, want) && strings.Count(out, name+"/") == n {
+		if strings.Contains(out, want) && strings.Count(out, child) == n {
 			return out
 		}
 		if time.Now().After(deadline) {
@@ -132,36 +140,36 @@ func waitStatus(t *testing.T, e []string, name string, n int) string {
 }
 
 func TestLockLostStopsCmdBeforeAnotherAcquires(t *testing.T) {
-	srv := etcdtest.Start(t)
-	px := proxy.Start(t, srv.Addr())
-	direct := env("BATON_STORE=etcd://" + srv.Addr())
-	viaProxy := env("BATON_STORE=etcd://" + px.Addr())
-	log := filepath.Join(t.TempDir(), "log")
+	eachStoreProxied(t, func(t *testing.T, st testStore, direct, viaProxy []string, px *proxy.Proxy) {
+		log := filepath.Join(t.TempDir(), "log")
+		// The holder's CMD notes SIGTERM but ignores it: baton must SIGKILL
+		// it after --kill-after.
+		holder := start(t, viaProxy, "lock", "--ttl", "2s", "--kill-after", "300ms", "/cut", "--", "sh", "-c",
+			`trap 'echo term >> "$0"' TERM; echo ready; while :; do sleep 0.05; done`, log)
+		holder.waitOutput("ready", 10*time.Second)
+		other := start(t, direct, "lock", "--ttl", "2s", "/cut", "--", "sh", "-c", `echo acquired >> "$0"`, log)
+		if st.sessions {
+			waitStatus(t, direct, "/cut", 2)
+		}
 
-	// The holder's CMD notes SIGTERM but ignores it: baton must SIGKILL it
-	// after --kill-after.
-	holder := start(t, viaProxy, "lock", "--ttl", "2s", "--kill-after", "300ms", "cut", "--", "sh", "-c",
-		`trap 'echo term >> "$0"' TERM; echo ready; while :; do sleep 0.05; done`, log)
-	holder.waitOutput("ready", 10*time.Second)
-	other := start(t, direct, "lock", "--ttl", "2s", "cut", "--", "sh", "-c", `echo acquired >> "$0"`, log)
-	waitStatus(t, direct, "cut", 2)
-
-	px.Cut()
-	if code := holder.wait(20 * time.Second); code != exitLost {
-		t.Fatalf("holder exit %d, want 76; stderr %q", code, holder.stderr.String())
-	}
-	// The last line is baton's own (CMD's shell may report its child's death).
-	lines := strings.Split(strings.TrimSpace(holder.stderr.String()), "\n")
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "baton: lock cut lost while CMD ran") {
-		t.Fatalf("holder stderr %q", holder.stderr.String())
-	}
-	if code := other.wait(20 * time.Second); code != 0 {
-		t.Fatalf("other exit %d: %q", code, other.stderr.String())
-	}
-	got, _ := os.ReadFile(log)
-	if string(got) != "term\nacquired\n" {
-		t.Fatalf("log %q: want CMD's SIGTERM before the next holder", got)
-	}
+		px.Cut()
+		if code := holder.wait(20 * time.Second); code != exitLost {
+			t.Fatalf("holder exit %d, want 76; stderr %q", code, holder.stderr.String())
+		}
+		// The last line is baton's own (CMD's shell may report its child's
+		// death).
+		lines := strings.Split(strings.TrimSpace(holder.stderr.String()), "\n")
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "baton: lock /cut lost while CMD ran") {
+			t.Fatalf("holder stderr %q", holder.stderr.String())
+		}
+		if code := other.wait(20 * time.Second); code != 0 {
+			t.Fatalf("other exit %d: %q", code, other.stderr.String())
+		}
+		got, _ := os.ReadFile(log)
+		if string(got) != "term\nacquired\n" {
+			t.Fatalf("log %q: want CMD's SIGTERM before the next holder", got)
+		}
+	})
 }
 
 func TestHoldWithoutCmdLost(t *testing.T) {

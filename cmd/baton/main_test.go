@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/zktest"
 )
 
 // batonBin is the baton binary the tests drive, built once by TestMain
@@ -39,7 +41,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := zktest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
