@@ -1,0 +1,381 @@
+package zk
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/zktest"
+	gozk "github.com/go-zookeeper/zk"
+)
+
+// The interop tests run baton's Mutex against the lock recipes of other
+// clients on one path: Apache Curator's InterProcessMutex (Java), kazoo's
+// Lock (Python) and go-zookeeper's Lock. Each must see the others' nodes
+// as contenders: never two holders, and a holder of one kind blocks the
+// others.
+
+const javaDir = zktest.JavaDir
+
+// require skips t, or fails it with CI set, when err says a tool is missing.
+func require(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s: %v", what, err)
+	}
+	t.Skipf("%s unavailable: %v (set CI to make this a failure)", what, err)
+}
+
+// peer is one foreign lock client program.
+type peer struct {
+	name string
+	cmd  func(ctx context.Context, args ...string) *exec.Cmd
+}
+
+// curatorPeer compiles testdata/interop/CuratorLock.java against Debian's
+// jars.
+func curatorPeer(t *testing.T) peer {
+	_, err := exec.LookPath("javac")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(javaDir, "curator-recipes.jar"))
+	}
+	require(t, "Curator (javac, libcurator-recipes-java)", err)
+	cp := strings.Join([]string{
+		filepath.Join(javaDir, "curator-recipes.jar"),
+		filepath.Join(javaDir, "curator-framework.jar"),
+		filepath.Join(javaDir, "curator-client.jar"),
+		filepath.Join(javaDir, "zookeeper.jar"),
+		filepath.Join(javaDir, "slf4j-nop.jar"),
+	}, ":")
+	classes := t.TempDir()
+	out, err := exec.Command("javac", "-d", classes, "-cp", cp, filepath.Join("testdata", "interop", "CuratorLock.java")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	return peer{name: "curator", cmd: func(ctx context.Context, args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, "java", append([]string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classes + ":" + cp, "CuratorLock"}, args...)...)
+	}}
+}
+
+// kazooPeer runs testdata/interop/kazoo_lock.py with Debian's python3.
+func kazooPeer(t *testing.T) peer {
+	const py = "/usr/bin/python3"
+	out, err := exec.Command(py, "-c", "import kazoo").CombinedOutput()
+	if err != nil {
+		err = fmt.Errorf("%v: %s", err, out)
+	}
+	require(t, "kazoo (/usr/bin/python3, python3-kazoo)", err)
+	script, _ := filepath.Abs(filepath.Join("testdata", "interop", "kazoo_lock.py"))
+	return peer{name: "kazoo", cmd: func(ctx context.Context, args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, py, append([]string{script}, args...)...)
+	}}
+}
+
+// running is a started peer process with its output read line by line.
+type running struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan string
+	errb  strings.Builder
+}
+
+func (p peer) start(t *testing.T, ctx context.Context, args ...string) *running {
+	t.Helper()
+	r := &running{cmd: p.cmd(ctx, args...), lines: make(chan string, 16)}
+	r.cmd.Stderr = &r.errb
+	var err error
+	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", p.name, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+	}()
+	t.Cleanup(func() {
+		_ = r.stdin.Close()
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+	})
+	return r
+}
+
+// line returns the peer's next output line.
+func (r *running) line(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	select {
+	case l, ok := <-r.lines:
+		if !ok {
+			_ = r.cmd.Wait()
+			t.Fatalf("%s exited: %s", r.cmd.Path, r.errb.String())
+		}
+		return l
+	case <-ctx.Done():
+		t.Fatalf("%s: no output: %v\n%s", r.cmd.Path, ctx.Err(), r.errb.String())
+	}
+	return ""
+}
+
+func interopCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// lockNodes counts the lock contenders under path, as baton parses them.
+func lockNodes(t *testing.T, ctx context.Context, c baton.Conn, path string) []baton.Node {
+	t.Helper()
+	kids, err := c.Children(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []baton.Node
+	for _, k := range kids {
+		if k.Kind == baton.KindLock {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+var (
+	curatorName = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-\d{10}$`)
+	kazooName   = regexp.MustCompile(`^[0-9a-f]{32}__lock__\d{10}$`)
+)
+
+// testPeerHoldsBatonWaits: the peer holds; baton's TryLock is refused and
+// its Lock queues behind the peer's node, then takes over on release.
+func testPeerHoldsBatonWaits(t *testing.T, p peer, names *regexp.Regexp) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	srv := zktest.Shared(t)
+	s := openT(t, 0)
+	r := p.start(t, ctx, "hold", srv.Addr(), path)
+	held := r.line(t, ctx)
+	kids := strings.Split(strings.TrimPrefix(held, "held "), ",")
+	if len(kids) != 1 || !names.MatchString(kids[0]) {
+		t.Fatalf("%s's lock node %q does not have the expected layout %s", p.name, held, names)
+	}
+	if n := lockNodes(t, ctx, s.Conn(), path); len(n) != 1 || n[0].Name != kids[0] {
+		t.Fatalf("baton parses %s's node as %+v", p.name, n)
+	}
+	m := baton.NewMutex(s, path)
+	if _, err := m.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock while %s holds: %v, want ErrLocked", p.name, err)
+	}
+	var released atomic.Bool
+	got := make(chan error, 1)
+	go func() {
+		_, err := m.Lock(ctx)
+		if err == nil && !released.Load() {
+			err = fmt.Errorf("baton acquired while %s still held the lock", p.name)
+		}
+		got <- err
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(lockNodes(t, ctx, s.Conn(), path)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	released.Store(true)
+	if _, err := io.WriteString(r.stdin, "release\n"); err != nil {
+		t.Fatal(err)
+	}
+	if l := r.line(t, ctx); l != "released" {
+		t.Fatalf("%s said %q", p.name, l)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testBatonHoldsPeerWaits: baton holds; the peer queues behind baton's
+// node and acquires only after Unlock.
+func testBatonHoldsPeerWaits(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	srv := zktest.Shared(t)
+	s := openT(t, 0)
+	m := baton.NewMutex(s, path)
+	if _, err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := p.start(t, ctx, "hold", srv.Addr(), path)
+	deadline := time.Now().Add(40 * time.Second)
+	for len(lockNodes(t, ctx, s.Conn(), path)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(lockNodes(t, ctx, s.Conn(), path)); n != 2 {
+		t.Fatalf("%d contenders, want baton's and %s's", n, p.name)
+	}
+	select {
+	case l := <-r.lines:
+		t.Fatalf("%s acquired while baton holds: %q", p.name, l)
+	default:
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := r.line(t, ctx); !strings.HasPrefix(l, "held ") {
+		t.Fatalf("%s said %q", p.name, l)
+	}
+	if _, err := io.WriteString(r.stdin, "release\n"); err != nil {
+		t.Fatal(err)
+	}
+	if l := r.line(t, ctx); l != "released" {
+		t.Fatalf("%s said %q", p.name, l)
+	}
+}
+
+// appendLine appends one line to the shared log with O_APPEND, so lines
+// written by several processes interleave whole.
+func appendLine(f *os.File, s string) error {
+	_, err := f.WriteString(s + "\n")
+	return err
+}
+
+// checkLog verifies that critical sections in the log never overlap: every
+// "E x" is followed at once by "L x".
+func checkLog(t *testing.T, logPath string, want map[string]int) {
+	t.Helper()
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	got := map[string]int{}
+	for i := 0; i+1 < len(lines); i += 2 {
+		e, l := lines[i], lines[i+1]
+		if !strings.HasPrefix(e, "E ") || l != "L "+e[2:] {
+			t.Fatalf("overlapping critical sections at line %d: %q then %q", i+1, e, l)
+		}
+		got[e[2:]]++
+	}
+	if len(lines)%2 != 0 {
+		t.Fatalf("unterminated critical section: %q", lines[len(lines)-1])
+	}
+	for who, n := range want {
+		if got[who] != n {
+			t.Fatalf("%s: %d critical sections, want %d (all: %v)", who, got[who], n, got)
+		}
+	}
+}
+
+// testMixed runs the peers, two baton sessions and optionally go-zookeeper's
+// Lock concurrently on one path, each for cycles critical sections.
+func testMixed(t *testing.T, peers []peer, withGoZK bool, cycles int) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	srv := zktest.Shared(t)
+	logPath := filepath.Join(t.TempDir(), "sections.log")
+	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]int{}
+	var runs []*running
+	for _, p := range peers {
+		runs = append(runs, p.start(t, ctx, "loop", srv.Addr(), path, fmt.Sprint(cycles), logPath))
+		want[p.name] = cycles
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for i := range 2 {
+		who := fmt.Sprintf("baton%d", i)
+		want[who] = cycles
+		m := baton.NewMutex(openT(t, 0), path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range cycles {
+				if _, err := m.Lock(ctx); err != nil {
+					errs <- fmt.Errorf("%s: %w", who, err)
+					return
+				}
+				err := errors.Join(appendLine(f, "E "+who), appendLine(f, "L "+who), m.Unlock(ctx))
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	if withGoZK {
+		want["gozk"] = cycles
+		zc, _, err := gozk.Connect(srv.Servers(), 10*time.Second, gozk.WithLogger(nopLogger{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zc.Close()
+		l := gozk.NewLock(zc, path, gozk.WorldACL(gozk.PermAll))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range cycles {
+				if err := l.Lock(); err != nil {
+					errs <- fmt.Errorf("go-zookeeper: %w", err)
+					return
+				}
+				err := errors.Join(appendLine(f, "E gozk"), appendLine(f, "L gozk"), l.Unlock())
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i, r := range runs {
+		if l := r.line(t, ctx); l != "done" {
+			t.Fatalf("%s said %q", peers[i].name, l)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	checkLog(t, logPath, want)
+}
+
+func TestInteropCurator(t *testing.T) {
+	zktest.Shared(t)
+	p := curatorPeer(t)
+	t.Run("CuratorHolds", func(t *testing.T) { testPeerHoldsBatonWaits(t, p, curatorName) })
+	t.Run("BatonHolds", func(t *testing.T) { testBatonHoldsPeerWaits(t, p) })
+	t.Run("Mixed", func(t *testing.T) { testMixed(t, []peer{p}, true, 40) })
+}
+
+func TestInteropKazoo(t *testing.T) {
+	zktest.Shared(t)
+	p := kazooPeer(t)
+	t.Run("KazooHolds", func(t *testing.T) { testPeerHoldsBatonWaits(t, p, kazooName) })
+	t.Run("BatonHolds", func(t *testing.T) { testBatonHoldsPeerWaits(t, p) })
+	t.Run("Mixed", func(t *testing.T) { testMixed(t, []peer{p}, false, 40) })
+}
