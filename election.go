@@ -26,7 +26,7 @@ type Election struct {
 	s    *Session
 	name string
 
-	turn chan struct{} // serialises Campaign/Resign/Proclaim
+	turn chan struct{} // serialises Campaigns on this handle
 
 	mu    sync.Mutex
 	node  Node
@@ -158,13 +158,10 @@ func (e *Election) Lease() *Lease {
 }
 
 // Resign gives up leadership: our node is deleted, so the next candidate
-// leads, and our lease ends. Without a leadership it returns ErrNotHeld;
-// after a loss, an error wrapping ErrLost.
+// leads, and our lease ends. Without a leadership it returns ErrNotHeld
+// (to withdraw a Campaign still waiting, cancel its ctx); after a loss, an
+// error wrapping ErrLost.
 func (e *Election) Resign(ctx context.Context) error {
-	if err := e.enter(ctx); err != nil {
-		return err
-	}
-	defer e.leave()
 	e.mu.Lock()
 	node, l, end, stop := e.node, e.lease, e.end, e.stop
 	e.node, e.lease, e.end, e.stop = Node{}, nil, nil, nil
@@ -187,10 +184,6 @@ func (e *Election) Resign(ctx context.Context) error {
 // ErrNotHeld; if our node is gone, an error wrapping ErrLost (and the lease
 // ends).
 func (e *Election) Proclaim(ctx context.Context, value []byte) error {
-	if err := e.enter(ctx); err != nil {
-		return err
-	}
-	defer e.leave()
 	return e.proclaim(ctx, value)
 }
 

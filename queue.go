@@ -3,6 +3,7 @@ package baton
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 )
 
@@ -11,6 +12,11 @@ import (
 // items are named qn-<seq>, exactly as ZooKeeper's own recipe
 // (org.apache.zookeeper.recipes.queue.DistributedQueue) writes them, so Go
 // and Java producers and consumers can share a queue.
+//
+// Items are handed out in order: a lone consumer takes them strictly
+// oldest first; consumers that collide on the oldest items spread over the
+// first few, so with many consumers an item may be taken just before an
+// older one that another consumer is taking.
 //
 // Delivery is at most once: exactly one consumer gets each item, the one
 // whose delete of it (guarded by the item itself) succeeds. An item taken
@@ -66,31 +72,48 @@ func (q *Queue) Poll(ctx context.Context) ([]byte, error) {
 	return data, err
 }
 
-// take removes one item, trying first the items left from our last
-// listing (anything put since sorts after them, so order is kept), then a
-// fresh listing. ErrEmpty comes with the listing that had nothing to take.
+// take removes the oldest item it can. It keeps the listing it took
+// between calls and lists again only when that runs out or an item in it
+// was taken by someone else (as kazoo does): a consumer that walked a stale
+// listing would trail the others forever. After such a miss it starts at a
+// random item among the first few, so that consumers contending for the
+// head spread out instead of colliding again; a consumer that meets no
+// contention takes items strictly in order. ErrEmpty comes with the listing
+// that had nothing to take.
 func (q *Queue) take(ctx context.Context) ([]byte, []Node, error) {
+	misses := 0
 	for {
 		k, ok := q.cache.pop()
 		if !ok {
-			break
-		}
-		if data, got, err := q.takeOne(ctx, k); got || err != nil {
-			return data, nil, err
-		}
-	}
-	kids, err := q.s.conn.Children(ctx, q.name)
-	if err != nil {
-		return nil, nil, err
-	}
-	items := onlyKind(kids, KindQueue)
-	for i, k := range items {
-		if data, got, err := q.takeOne(ctx, k); got || err != nil {
+			kids, err := q.s.conn.Children(ctx, q.name)
+			if err != nil {
+				return nil, nil, err
+			}
+			items := onlyKind(kids, KindQueue)
+			if len(items) == 0 {
+				return nil, kids, ErrEmpty
+			}
+			i := spread(len(items), misses)
 			q.cache.fill(items[i+1:])
+			k = items[i]
+		}
+		data, got, err := q.takeOne(ctx, k)
+		if got || err != nil {
 			return data, nil, err
 		}
+		misses++
+		q.cache.fill(nil)
 	}
-	return nil, kids, ErrEmpty
+}
+
+// spread picks where a consumer starts in a fresh listing of n items after
+// misses collisions: the head without contention, else a random one of the
+// first 2^misses (at most 16).
+func spread(n, misses int) int {
+	if misses == 0 {
+		return 0
+	}
+	return rand.IntN(min(n, 1<<min(misses, 4)))
 }
 
 // takeOne tries to remove item k. got is false when another consumer took

@@ -12,8 +12,8 @@ const claimsName = "claims"
 
 // ReliableQueue is a FIFO queue with at-least-once delivery. Items are laid
 // out as in Queue (persistent sequential qn-<seq> nodes). A consumer claims
-// an item by creating the ephemeral node claims/<item name>; only one claim
-// can exist per item, and the item stays in the queue until the claimant
+// an item by creating the ephemeral node claims/<item name>, in a commit
+// guarded by the item; only one claim can exist per item, and the item stays in the queue until the claimant
 // acknowledges it with Ack, which deletes the item and the claim atomically
 // (guarded by the claim). If the claimant dies first, its claim goes with
 // its session and the item is handed to another consumer: nothing is lost,
@@ -87,69 +87,80 @@ func (q *ReliableQueue) Poll(ctx context.Context) (*Item, error) {
 	return it, err
 }
 
-// take claims one item, trying first the items left from our last listing,
-// then a fresh listing. ErrEmpty comes with the listings of items and
-// claims that had nothing to take.
+// take claims the oldest item it can, keeping its listing between calls
+// as Queue.take does and listing again when it runs out or an item in it is
+// gone. ErrEmpty comes with the listings of items and claims that had
+// nothing to take.
 func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error) {
+	c := q.s.conn
+	misses := 0
 	for {
 		k, ok := q.cache.pop()
 		if !ok {
-			break
-		}
-		if it, err := q.claim(ctx, k); it != nil || err != nil {
-			return it, nil, nil, err
-		}
-	}
-	c := q.s.conn
-	kids, err := c.Children(ctx, q.name)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	// Listed after the items, so a claim released in between (its item
-	// acked) makes us find the item gone, never miss a live claim.
-	claims, err := c.Children(ctx, q.claimsDir())
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	claimed := make(map[string]bool, len(claims))
-	for _, cl := range claims {
-		claimed[cl.Name] = true
-	}
-	var free []Node
-	for _, k := range onlyKind(kids, KindQueue) {
-		if !claimed[k.Name] {
-			free = append(free, k)
-		}
-	}
-	for i, k := range free {
-		if it, err := q.claim(ctx, k); it != nil || err != nil {
+			kids, err := c.Children(ctx, q.name)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			// Listed after the items, so a claim released in between
+			// (its item acked) makes us find the item gone, never miss
+			// a live claim.
+			claims, err := c.Children(ctx, q.claimsDir())
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			claimed := make(map[string]bool, len(claims))
+			for _, cl := range claims {
+				claimed[cl.Name] = true
+			}
+			var free []Node
+			for _, k := range onlyKind(kids, KindQueue) {
+				if !claimed[k.Name] {
+					free = append(free, k)
+				}
+			}
+			if len(free) == 0 {
+				return nil, kids, claims, ErrEmpty
+			}
+			i := spread(len(free), misses)
 			q.cache.fill(free[i+1:])
+			k = free[i]
+		}
+		it, gone, err := q.claim(ctx, k)
+		if it != nil || err != nil {
 			return it, nil, nil, err
 		}
+		if gone {
+			misses++
+			q.cache.fill(nil)
+		}
 	}
-	return nil, kids, claims, ErrEmpty
 }
 
-// claim tries to claim item k; a nil item and error mean someone else has
-// it (or acked it already).
-func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
+// claim tries to claim item k. Without an item or error, someone else has
+// claimed it, or it is gone (acked).
+func (q *ReliableQueue) claim(ctx context.Context, k Node) (it *Item, gone bool, err error) {
 	c := q.s.conn
-	cl, err := c.Create(ctx, q.claimsDir(), k.Name, nil, Ephemeral)
-	if errors.Is(err, ErrExists) {
-		return nil, nil
+	// The claim is created only while the item exists, so a claim never
+	// outlives an acked item, and a consumer behind others in the queue
+	// skips a taken item in one request.
+	cl := Node{Path: Join(q.claimsDir(), k.Name), Name: k.Name, Kind: k.Name}
+	err = c.Commit(ctx, Node{Path: k.Path, Name: k.Name, Kind: k.Kind, Token: k.Token},
+		Op{Kind: OpCreate, Dir: q.claimsDir(), Name: k.Name, Flags: Ephemeral})
+	switch {
+	case errors.Is(err, ErrGuard):
+		return nil, true, nil
+	case errors.Is(err, ErrExists):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
 	}
-	if err != nil {
-		return nil, err
-	}
+	// Only the claimant acks, so the item is still there.
 	data, n, err := c.Get(ctx, k.Path)
 	if err != nil {
 		removeNode(ctx, c, cl)
-		if errors.Is(err, ErrNotFound) {
-			return nil, nil // acked by its claimant since we listed
-		}
-		return nil, err
+		return nil, false, err
 	}
-	return &Item{Data: data, Node: n, claim: cl}, nil
+	return &Item{Data: data, Node: n, claim: cl}, false, nil
 }
 
 // Ack removes a taken item from the queue for good, together with its

@@ -36,6 +36,21 @@ var suite = []struct {
 	{"Semaphore/TryAcquire", testSemaphoreTryAcquire},
 	{"Semaphore/CancelLeavesNothing", testSemaphoreCancel},
 	{"Semaphore/DeadHolderFreesLease", testSemaphoreDeadHolder},
+	{"Election/CampaignLeaderProclaimResign", testElectionBasic},
+	{"Election/Observe", testElectionObserve},
+	{"Election/LockKindCandidates", testElectionForeignCandidate},
+	{"Election/CancelLeavesNothing", testElectionCancel},
+	{"Election/RunLeaderExpired", testElectionRunExpiry},
+	{"Election/RunLeaderCutOff", testElectionRunPartition},
+	{"Election/RunNodeDeleted", testElectionNodeDeleted},
+	{"Barrier/TenWaitOneDies", testBarrierWait},
+	{"Barrier/CancelLeavesBarrier", testBarrierCancel},
+	{"DoubleBarrier/TenEnterLeaveOneDies", testDoubleBarrier},
+	{"DoubleBarrier/CancelAndDeathBeforeOpen", testDoubleBarrierCancel},
+	{"Queue/FIFO", testQueueFIFO},
+	{"Queue/EightByEightOneKilled", testQueueLoad},
+	{"ReliableQueue/Claims", testReliableQueueClaims},
+	{"ReliableQueue/EightByEightOneKilled", testReliableQueueLoad},
 }
 
 // Run runs the whole conformance suite against one backend.

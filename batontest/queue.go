@@ -1,0 +1,316 @@
+package batontest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// queueItems is the number of items each producer puts in the load tests.
+func queueItems() int {
+	if testing.Short() {
+		return 100
+	}
+	return 1000
+}
+
+// Put, Peek, Poll, Len and a blocking Take, in FIFO order.
+func testQueueFIFO(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 2)
+	q, other := baton.NewQueue(ss[0], name), baton.NewQueue(ss[1], name)
+	if _, err := q.Poll(ctx); !errors.Is(err, baton.ErrEmpty) {
+		t.Fatalf("Poll on an empty queue: %v, want ErrEmpty", err)
+	}
+	if _, err := q.Peek(ctx); !errors.Is(err, baton.ErrEmpty) {
+		t.Fatalf("Peek on an empty queue: %v, want ErrEmpty", err)
+	}
+	for i := range 5 {
+		if err := q.Put(ctx, []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := other.Len(ctx); err != nil || n != 5 {
+		t.Fatalf("Len %d, %v; want 5", n, err)
+	}
+	if v, err := other.Peek(ctx); err != nil || string(v) != "0" {
+		t.Fatalf("Peek %q, %v; want 0", v, err)
+	}
+	for i := range 5 {
+		got := other.Poll
+		if i%2 == 1 {
+			got = other.Take
+		}
+		v, err := got(ctx)
+		if err != nil || string(v) != fmt.Sprint(i) {
+			t.Fatalf("item %d: %q, %v", i, v, err)
+		}
+	}
+	if n, _ := q.Len(ctx); n != 0 {
+		t.Fatalf("Len %d after taking everything", n)
+	}
+	res := make(chan string, 1)
+	go func() {
+		v, err := other.Take(ctx)
+		if err != nil {
+			t.Errorf("Take: %v", err)
+		}
+		res <- string(v)
+	}()
+	if err := q.Put(ctx, []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-res; v != "late" {
+		t.Fatalf("blocked Take got %q, want late", v)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := other.Take(wctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Take on an empty queue past its deadline: %v", err)
+	}
+}
+
+// produce runs producers putting items "p-i" and returns when all are in.
+func produce(ctx context.Context, t *testing.T, ss []*baton.Session, put func(s *baton.Session, data []byte) error, items int) {
+	var wg sync.WaitGroup
+	for p, s := range ss {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := range items {
+				if err := put(s, fmt.Appendf(nil, "%d-%d", p, i)); err != nil {
+					t.Errorf("producer %d: %v", p, err)
+					return
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+}
+
+// waitEmpty waits until the queue at name holds no item.
+func waitEmpty(t *testing.T, h Harness, name string) {
+	t.Helper()
+	s := h.Open(t, 0)
+	q := baton.NewQueue(s, name)
+	if !waitFor(timeout/2, func() bool { n, err := q.Len(testCtx(t)); return err == nil && n == 0 }) {
+		n, _ := q.Len(testCtx(t))
+		t.Fatalf("queue never drained: %d items left", n)
+	}
+}
+
+// 8 producers × 8 consumers; consumer 0's session is expired midway. No
+// item is delivered twice, and nothing is missing but, at most, the one
+// item the dead consumer was taking when it died.
+func testQueueLoad(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	const producers, consumers = 8, 8
+	items := queueItems()
+	total := producers * items
+	ss := sessions(t, h, producers+consumers)
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var delivered atomic.Int64
+	got := make([][]string, consumers)
+	errs := make([]error, consumers)
+	var wg sync.WaitGroup
+	for c := range consumers {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			q := baton.NewQueue(ss[producers+c], name)
+			for {
+				v, err := q.Take(cctx)
+				if err != nil {
+					errs[c] = err
+					return
+				}
+				got[c] = append(got[c], string(v))
+				delivered.Add(1)
+			}
+		}(c)
+	}
+	go func() {
+		if waitFor(timeout/2, func() bool { return delivered.Load() >= int64(total/2) }) {
+			h.Expire(t, ss[producers])
+		}
+	}()
+	produce(ctx, t, ss[:producers], func(s *baton.Session, data []byte) error {
+		return baton.NewQueue(s, name).Put(ctx, data)
+	}, items)
+	waitEmpty(t, h, name)
+	stop()
+	wg.Wait()
+	if !baton.IsSessionGone(errs[0]) {
+		t.Fatalf("killed consumer ended with %v, want a session error", errs[0])
+	}
+	seen := map[string]int{}
+	for c := range consumers {
+		if c > 0 && !errors.Is(errs[c], context.Canceled) {
+			t.Errorf("consumer %d ended with %v", c, errs[c])
+		}
+		for _, v := range got[c] {
+			seen[v]++
+			if seen[v] > 1 {
+				t.Fatalf("item %s delivered twice", v)
+			}
+		}
+	}
+	if missing := total - len(seen); missing > 1 {
+		t.Fatalf("%d of %d items missing", missing, total)
+	}
+}
+
+// Reliable queue under the same load; consumer 0 holds an item it never
+// acknowledges and its session is expired midway, while it is consuming.
+// Every item is acknowledged, the dead consumer's by another consumer.
+func testReliableQueueLoad(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	const producers, consumers = 8, 8
+	items := queueItems()
+	total := producers*items + 1
+	ss := sessions(t, h, producers+consumers)
+	q0 := baton.NewReliableQueue(ss[producers], name)
+	if err := q0.Put(ctx, []byte("orphan")); err != nil {
+		t.Fatal(err)
+	}
+	if it, err := q0.Take(ctx); err != nil || string(it.Data) != "orphan" {
+		t.Fatalf("Take: %v", err)
+	}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var delivered atomic.Int64
+	acked := make([][]string, consumers)
+	errs := make([]error, consumers)
+	var wg sync.WaitGroup
+	for c := range consumers {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			q := baton.NewReliableQueue(ss[producers+c], name)
+			for {
+				it, err := q.Take(cctx)
+				if err == nil {
+					err = q.Ack(cctx, it)
+				}
+				if err != nil {
+					errs[c] = err
+					return
+				}
+				acked[c] = append(acked[c], string(it.Data))
+				delivered.Add(1)
+			}
+		}(c)
+	}
+	go func() {
+		if waitFor(timeout/2, func() bool { return delivered.Load() >= int64(total/2) }) {
+			h.Expire(t, ss[producers])
+		}
+	}()
+	produce(ctx, t, ss[:producers], func(s *baton.Session, data []byte) error {
+		return baton.NewReliableQueue(s, name).Put(ctx, data)
+	}, items)
+	waitEmpty(t, h, name)
+	stop()
+	wg.Wait()
+	if errs[0] == nil || errors.Is(errs[0], context.Canceled) {
+		t.Fatalf("killed consumer ended with %v, want a session error", errs[0])
+	}
+	seen := map[string]int{}
+	for c := range consumers {
+		if c > 0 && !errors.Is(errs[c], context.Canceled) {
+			t.Errorf("consumer %d ended with %v", c, errs[c])
+		}
+		for _, v := range acked[c] {
+			seen[v]++
+			if seen[v] > 1 {
+				t.Fatalf("item %s acknowledged twice", v)
+			}
+		}
+	}
+	if len(seen) != total {
+		t.Fatalf("%d of %d items acknowledged", len(seen), total)
+	}
+	if seen["orphan"] != 1 {
+		t.Fatal("the dead consumer's unacknowledged item was not redelivered")
+	}
+	if kids := children(t, h, baton.Join(name, "claims")); len(kids) != 0 {
+		t.Fatalf("%d claims left behind", len(kids))
+	}
+}
+
+// Reliable queue contract: a taken item stays until acked, is invisible to
+// other consumers while claimed, comes back on Release, and an Ack after
+// our session died is ErrLost.
+func testReliableQueueClaims(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 2)
+	a, b := baton.NewReliableQueue(ss[0], name), baton.NewReliableQueue(ss[1], name)
+	for _, v := range []string{"x", "y"} {
+		if err := a.Put(ctx, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := a.Take(ctx)
+	if err != nil || string(x.Data) != "x" {
+		t.Fatalf("Take: %v", err)
+	}
+	y, err := b.Poll(ctx)
+	if err != nil || string(y.Data) != "y" {
+		t.Fatalf("Poll past a claimed item: %q, %v; want y", y.Data, err)
+	}
+	if _, err := b.Poll(ctx); !errors.Is(err, baton.ErrEmpty) {
+		t.Fatalf("Poll with every item claimed: %v, want ErrEmpty", err)
+	}
+	if n, _ := b.Len(ctx); n != 2 {
+		t.Fatalf("Len %d with two claimed items, want 2", n)
+	}
+	if err := b.Release(ctx, y); err != nil {
+		t.Fatal(err)
+	}
+	y2, err := b.Take(ctx)
+	if err != nil || string(y2.Data) != "y" {
+		t.Fatalf("Take after Release: %q, %v; want y", y2.Data, err)
+	}
+	if err := b.Ack(ctx, y2); err != nil {
+		t.Fatal(err)
+	}
+	// a dies holding x: b gets it, and a's late Ack is refused.
+	res := make(chan *baton.Item, 1)
+	go func() {
+		it, err := b.Take(ctx)
+		if err != nil {
+			t.Errorf("Take: %v", err)
+		}
+		res <- it
+	}()
+	h.Expire(t, ss[0])
+	var x2 *baton.Item
+	select {
+	case x2 = <-res:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the dead consumer's item never came back")
+	}
+	if x2 == nil || string(x2.Data) != "x" {
+		t.Fatal("wrong item redelivered")
+	}
+	if err := a.Ack(ctx, x); err == nil {
+		t.Fatal("Ack from a dead session succeeded")
+	}
+	if err := b.Ack(ctx, x2); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := b.Len(ctx); n != 0 {
+		t.Fatalf("Len %d after acking everything", n)
+	}
+}
