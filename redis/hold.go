@@ -62,6 +62,11 @@ func (h *hold) keep(key string, ttl time.Duration, deadline time.Time, renew ren
 		}()
 		nd, err := renew(ctx)
 		cancel()
+		select {
+		case <-h.stop:
+			return // released meanwhile: a failed extend means nothing now
+		default:
+		}
 		switch {
 		case errors.Is(err, baton.ErrLost):
 			h.end(err)
@@ -76,15 +81,19 @@ func (h *hold) keep(key string, ttl time.Duration, deadline time.Time, renew ren
 	}
 }
 
-// release stops the renewal and waits for it to finish.
-func (h *hold) release() {
+// stopRenewal tells the renewal to stop; it never extends after this
+// returns, though an extend in flight may still land (harmless: the
+// release that follows deletes or no longer matches the key).
+func (h *hold) stopRenewal() {
 	select {
 	case <-h.stop:
 	default:
 		close(h.stop)
 	}
-	<-h.done
 }
+
+// wait waits for the renewal goroutine to exit.
+func (h *hold) wait() { <-h.done }
 
 // randomValue is a lock value unique to one acquisition attempt.
 func randomValue() string {

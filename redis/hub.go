@@ -30,11 +30,13 @@ type channel struct {
 	ready   chan struct{} // closed when pending reaches 0
 }
 
-// listener is one waiter's view of a channel. C receives a value (never
-// blocking the hub, coalescing) whenever a message passes its filter, and
-// after a reconnection, when messages may have been missed.
+// listener is one waiter's view of a channel. C receives the payload of a
+// message that passes its filter, and "" after a reconnection, when
+// messages may have been missed. The hub never blocks on C: when it is
+// full the new payload is dropped, so a waiter must treat any wake as
+// "look again" and use the payload only as a shortcut.
 type listener struct {
-	C      chan struct{}
+	C      chan string
 	name   string
 	filter func(payload string) bool
 	h      *hub
@@ -67,7 +69,7 @@ func (h *hub) listen(ctx context.Context, name string, filter func(string) bool)
 		}
 	}
 	ready := ch.ready
-	l := &listener{C: make(chan struct{}, 1), name: name, filter: filter, h: h}
+	l := &listener{C: make(chan string, 1), name: name, filter: filter, h: h}
 	ch.subs[l] = struct{}{}
 	h.mu.Unlock()
 
@@ -169,7 +171,7 @@ func (h *hub) confirmed(name string) {
 		}
 		// A (re)subscription may follow a gap: let every waiter re-check.
 		for l := range ch.subs {
-			l.poke()
+			l.poke("")
 		}
 		if len(ch.subs) == 0 {
 			// Everyone gave up while we waited for the confirmation.
@@ -188,7 +190,7 @@ func (h *hub) deliver(name, payload string) {
 	}
 	for l := range ch.subs {
 		if l.filter == nil || l.filter(payload) {
-			l.poke()
+			l.poke(payload)
 		}
 	}
 }
@@ -206,14 +208,14 @@ func (h *hub) lostContact() {
 		default:
 		}
 		for l := range ch.subs {
-			l.poke()
+			l.poke("")
 		}
 	}
 }
 
-func (l *listener) poke() {
+func (l *listener) poke(payload string) {
 	select {
-	case l.C <- struct{}{}:
+	case l.C <- payload:
 	default:
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,10 +95,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.h = nil
 	m.mu.Unlock()
 
-	h.release()
+	h.stopRenewal()
 	lost := h.lease.Err()
 	ok, err := m.release(ctx, h.value)
 	h.end(baton.ErrNotHeld)
+	h.wait()
 	switch {
 	case lost != nil:
 		return lost
@@ -131,7 +134,9 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	}
 	m.mu.Unlock()
 
-	value := randomValue()
+	// The value carries our ttl, so a releasing client can hand the lock
+	// to us with our own ttl.
+	value := randomValue() + "." + strconv.FormatInt(m.ttl.Milliseconds(), 10)
 	g, err := m.attempt(ctx, value, !try)
 	if err != nil {
 		return nil, m.giveUp(ctx, value, err)
@@ -145,7 +150,9 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 
 	// We are in line. Listen for our turn, then look again: a release
 	// between our first attempt and the subscription is seen by this one.
-	l, err := m.c.hub.listen(ctx, m.k.channel, func(next string) bool { return next == value || next == "" })
+	l, err := m.c.hub.listen(ctx, m.k.channel, func(msg string) bool {
+		return msg == "" || strings.HasPrefix(msg, value+" ")
+	})
 	if err != nil {
 		return nil, m.giveUp(ctx, value, err)
 	}
@@ -167,7 +174,13 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		timer.Reset(wait)
 		select {
-		case <-l.C:
+		case msg := <-l.C:
+			// The releasing client granted us the lock in its script: the
+			// key was set after our last attempt reached the server, so
+			// validity counts from that attempt's send time.
+			if tok, err := strconv.ParseInt(strings.TrimPrefix(msg, value+" "), 10, 64); err == nil && msg != "" {
+				return m.held(value, grant{ok: true, token: tok, sent: g.sent}), nil
+			}
 		case <-timer.C:
 		case <-ctx.Done():
 			return nil, m.giveUp(ctx, value, ctx.Err())
@@ -227,7 +240,7 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 }
 
 func (m *Mutex) release(ctx context.Context, value string) (bool, error) {
-	n, err := releaseScript.Run(ctx, m.c.rc, []string{m.k.lock, m.k.queue, m.k.waiting}, value, m.k.channel).Int64()
+	n, err := releaseScript.Run(ctx, m.c.rc, []string{m.k.lock, m.k.token, m.k.queue, m.k.waiting}, value, m.k.channel).Int64()
 	return n == 1, err
 }
 

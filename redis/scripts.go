@@ -15,11 +15,14 @@ var (
 	extendSrc string
 	//go:embed scripts/setnx.lua
 	setnxSrc string
+	//go:embed scripts/del.lua
+	delSrc string
 
 	acquireScript = goredis.NewScript(acquireSrc)
 	releaseScript = goredis.NewScript(releaseSrc)
 	extendScript  = goredis.NewScript(extendSrc)
 	setnxScript   = goredis.NewScript(setnxSrc)
+	delScript     = goredis.NewScript(delSrc)
 )
 
 // Key layout of a lock named K. K itself is the plain string key redsync

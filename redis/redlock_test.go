@@ -1,0 +1,248 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/redistest"
+	"github.com/batonhq/baton/redis"
+)
+
+// rlTTL is short so tests are quick; masters count only once they have
+// been up that long, so each test's first Lock waits about that long.
+const rlTTL = time.Second
+
+func quorum(t testing.TB, srvs []*redistest.Server) *redis.Quorum {
+	t.Helper()
+	var urls []string
+	for _, s := range srvs {
+		urls = append(urls, s.URL())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	q, err := redis.DialRedlock(ctx, urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Close() })
+	return q
+}
+
+func TestRedlockLockUnlock(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	q := quorum(t, srvs)
+	ctx := within(t, 20*time.Second)
+	key := freshKey(t)
+	a := redis.NewRedlock(q, key, redis.WithTTL(rlTTL))
+	l, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Token() != 0 || l.Key() != key || !a.Held() {
+		t.Fatalf("lease: token %d key %q held %v", l.Token(), l.Key(), a.Held())
+	}
+	b := redis.NewRedlock(quorum(t, srvs), key, redis.WithTTL(rlTTL))
+	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock on a held Redlock: %v", err)
+	}
+	// Renewed past its ttl.
+	time.Sleep(2 * rlTTL)
+	if l.Err() != nil {
+		t.Fatal(l.Err())
+	}
+	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock on a renewed Redlock: %v", err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(l.Err(), baton.ErrNotHeld) {
+		t.Fatalf("lease after Unlock: %v", l.Err())
+	}
+	if err := a.Unlock(ctx); !errors.Is(err, baton.ErrNotHeld) {
+		t.Fatalf("second Unlock: %v", err)
+	}
+	if _, err := b.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock on a free Redlock: %v", err)
+	}
+	_ = b.Unlock(ctx)
+}
+
+func TestRedlockExclusion(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	ctx := within(t, 60*time.Second)
+	key := freshKey(t)
+	const clients, cycles = 8, 15
+	var chk batontest.Checker
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		m := redis.NewRedlock(quorum(t, srvs), key, redis.WithTTL(rlTTL))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range cycles {
+				l, err := m.Lock(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				sp := chk.Enter(i, l.Token())
+				chk.Leave(sp)
+				if err := m.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := chk.Verify(false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRedlockTwoOfFiveDown(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	q := quorum(t, srvs)
+	ctx := within(t, 20*time.Second)
+	srvs[1].Kill()
+	srvs[3].Kill()
+	key := freshKey(t)
+	a := redis.NewRedlock(q, key, redis.WithTTL(rlTTL))
+	if _, err := a.Lock(ctx); err != nil {
+		t.Fatalf("Lock with 3 of 5 up: %v", err)
+	}
+	b := redis.NewRedlock(q, key, redis.WithTTL(rlTTL))
+	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock: %v", err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Unlock(ctx)
+}
+
+func TestRedlockThreeOfFiveDown(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	q := quorum(t, srvs)
+	ctx := within(t, 20*time.Second)
+	for _, i := range []int{0, 2, 4} {
+		srvs[i].Kill()
+	}
+	a := redis.NewRedlock(q, freshKey(t), redis.WithTTL(rlTTL))
+	start := time.Now()
+	_, err := a.Lock(ctx)
+	if !errors.Is(err, redis.ErrNoQuorum) || !strings.Contains(err.Error(), "2 of 5 answered, need 3") {
+		t.Fatalf("Lock with 2 of 5 up: want a clear no-quorum error, got %v", err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("Lock with 2 of 5 up took %v to fail", el)
+	}
+	if _, err := a.TryLock(ctx); !errors.Is(err, redis.ErrNoQuorum) {
+		t.Fatalf("TryLock with 2 of 5 up: %v", err)
+	}
+}
+
+func TestRedlockLostWhenMajorityDies(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	q := quorum(t, srvs)
+	ctx := within(t, 20*time.Second)
+	a := redis.NewRedlock(q, freshKey(t), redis.WithTTL(rlTTL))
+	l, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for _, i := range []int{0, 1, 2} {
+		srvs[i].Kill()
+	}
+	waitDone(t, l, 5*time.Second)
+	mustLost(t, l.Err())
+	if el := time.Since(killed); el > rlTTL+100*time.Millisecond {
+		t.Fatalf("lost signal %v after the kill, later than the ttl", el)
+	}
+	mustLost(t, a.Unlock(ctx))
+}
+
+// TestRedlockRestartGuard: A holds on exactly 3 of 5 masters; one of them
+// restarts empty. B could then win 3 votes (the restarted master and the
+// two free ones) while A still believes it holds. The restart guard keeps
+// the restarted master out of B's quorum, so B gets the lock only after
+// A's lease has ended.
+func TestRedlockRestartGuard(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	ctx := within(t, 30*time.Second)
+	key := freshKey(t)
+	qa, qb := quorum(t, srvs), quorum(t, srvs)
+	b := redis.NewRedlock(qb, key, redis.WithTTL(2*time.Second))
+	// Masters 3 and 4 are busy with a foreign holder while A acquires.
+	for _, s := range srvs[3:] {
+		c := dial(t, s)
+		if err := c.Redis().Set(ctx, key, "foreign", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := redis.NewRedlock(qa, key, redis.WithTTL(2*time.Second))
+	la, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B has seen every master's run_id.
+	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("B TryLock while A holds: %v", err)
+	}
+	for _, s := range srvs[3:] {
+		if err := dial(t, s).Redis().Del(ctx, key).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srvs[0].Restart()
+
+	// C never saw master 0's old run_id: the uptime rule keeps it out
+	// (master 0 has been up for less than a ttl).
+	c := redis.NewRedlock(quorum(t, srvs), key, redis.WithTTL(2*time.Second))
+	if _, err := c.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("C TryLock with a freshly restarted master: %v", err)
+	}
+
+	var chk batontest.Checker
+	spA := chk.Enter(0, 0)
+	aEnded := make(chan time.Time, 1)
+	go func() { <-la.Done(); aEnded <- time.Now() }()
+	lb, err := b.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := time.Now()
+	var endA time.Time
+	select {
+	case endA = <-aEnded:
+	default:
+		t.Fatalf("B acquired while A's lease is live (A: %v)", la.Err())
+	}
+	if got.Before(endA) {
+		t.Fatalf("B acquired at %v, before A's lease ended at %v", got, endA)
+	}
+	mustLost(t, la.Err())
+	chk.Leave(spA)
+	spB := chk.Enter(1, lb.Token())
+	chk.Leave(spB)
+	if err := chk.Verify(false); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Unlock(ctx)
+}
