@@ -1,0 +1,51 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton/internal/zktest"
+)
+
+// checkDemo asserts a demo run that kept every promise.
+func checkDemo(t *testing.T, out, stderr string, code int) {
+	t.Helper()
+	if code != 0 {
+		t.Fatalf("demo exit %d; stderr %q; stdout:\n%s", code, stderr, out)
+	}
+	for _, want := range []string{
+		"\n  overlaps: 0\n",
+		"acquisition order (FIFO: tokens strictly increase in grant order): w",
+		"each exactly once: yes",
+		"left together: yes",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, re := range []string{
+		`watch notifications per release: (0\.9\d|1\.00) \(\d+ notifications, 30 releases\)`,
+		`leader failover: [0-9.]+m?s \(w\d killed with SIGKILL, w\d took over; session TTL 2s\)`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("demo output does not match %s:\n%s", re, out)
+		}
+	}
+	t.Logf("demo output:\n%s", out)
+}
+
+func TestDemoEmbedded(t *testing.T) {
+	// BATON_STORE must not apply: the demo embeds its own etcd.
+	out, stderr, code := run(t, env("BATON_STORE=etcd://127.0.0.1:1"), "demo")
+	if !strings.HasPrefix(out, "baton demo: embedded etcd on 127.0.0.1:") {
+		t.Errorf("output starts %q", out[:min(len(out), 80)])
+	}
+	checkDemo(t, out, stderr, code)
+}
+
+func TestDemoZooKeeper(t *testing.T) {
+	addr := zktest.Shared(t).Addr()
+	out, stderr, code := run(t, env(), "demo", "--store", "zk://"+addr)
+	checkDemo(t, out, stderr, code)
+}
