@@ -202,4 +202,3 @@ func (w *demoWorker) queue(ctx context.Context) error {
 		}
 	}
 }
-
