@@ -38,6 +38,7 @@ func (c *conn) keepAlive(sent time.Time) {
 		}
 		if !time.Now().Before(deadline) {
 			c.end(baton.ErrSessionLost)
+			c.revokeLost()
 			return
 		}
 		t := time.Now()
@@ -61,4 +62,14 @@ func (c *conn) keepAlive(sent time.Time) {
 		}
 		timer.Reset(time.Until(next))
 	}
+}
+
+// revokeLost tries once, briefly, to revoke the lease of a session that
+// was given up locally. The session is already over for us; if the server
+// can still be reached, revoking frees our keys now instead of a TTL later,
+// so the next waiter need not wait out a lease nobody renews.
+func (c *conn) revokeLost() {
+	ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
+	defer cancel()
+	_, _ = c.cli.Revoke(ctx, c.lease)
 }
