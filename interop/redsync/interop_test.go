@@ -1,0 +1,199 @@
+package redsync_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/redistest"
+	"github.com/batonhq/baton/redis"
+	"github.com/go-redsync/redsync/v4"
+	rsredis "github.com/go-redsync/redsync/v4/redis"
+	rsgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var seq atomic.Int64
+
+func key(t *testing.T) string { return fmt.Sprintf("interop:%s:%d", t.Name(), seq.Add(1)) }
+
+func rsPools(t *testing.T, srvs []*redistest.Server) []rsredis.Pool {
+	var pools []rsredis.Pool
+	for _, s := range srvs {
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
+		t.Cleanup(func() { _ = c.Close() })
+		pools = append(pools, rsgoredis.NewPool(c))
+	}
+	return pools
+}
+
+func dial(t *testing.T, s *redistest.Server) *redis.Client {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := redis.Dial(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// rsLock retries redsync's bounded Lock until ctx ends.
+func rsLock(ctx context.Context, m *redsync.Mutex) error {
+	for {
+		err := m.LockContext(ctx)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		var taken *redsync.ErrTaken
+		if !errors.Is(err, redsync.ErrFailed) && !errors.As(err, &taken) {
+			return err
+		}
+	}
+}
+
+type locker interface {
+	lock(context.Context) (int64, error)
+	unlock(context.Context) error
+}
+
+type batonLocker struct {
+	m interface {
+		Lock(context.Context) (*baton.Lease, error)
+		Unlock(context.Context) error
+	}
+}
+
+func (b batonLocker) lock(ctx context.Context) (int64, error) {
+	l, err := b.m.Lock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return l.Token(), nil
+}
+func (b batonLocker) unlock(ctx context.Context) error { return b.m.Unlock(ctx) }
+
+type rsLocker struct{ m *redsync.Mutex }
+
+func (r rsLocker) lock(ctx context.Context) (int64, error) { return 0, rsLock(ctx, r.m) }
+func (r rsLocker) unlock(ctx context.Context) error {
+	ok, err := r.m.UnlockContext(ctx)
+	if err == nil && !ok {
+		err = errors.New("redsync unlock: not held")
+	}
+	return err
+}
+
+// exclusion runs every locker through cycles lock/unlock cycles and checks
+// that no two critical sections overlap.
+func exclusion(t *testing.T, ctx context.Context, lockers []locker, cycles int) {
+	var chk batontest.Checker
+	var wg sync.WaitGroup
+	errs := make(chan error, len(lockers))
+	for i, l := range lockers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range cycles {
+				tok, err := l.lock(ctx)
+				if err != nil {
+					errs <- fmt.Errorf("locker %d: %w", i, err)
+					return
+				}
+				sp := chk.Enter(i, tok)
+				chk.Leave(sp)
+				if err := l.unlock(ctx); err != nil {
+					errs <- fmt.Errorf("locker %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := chk.Verify(false); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(chk.Spans()); n != len(lockers)*cycles {
+		t.Fatalf("%d sections, want %d", n, len(lockers)*cycles)
+	}
+}
+
+func TestMutexAndRedsyncExcludeEachOther(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	k := key(t)
+	rs := redsync.New(rsPools(t, []*redistest.Server{srv})...)
+	rm := rs.NewMutex(k, redsync.WithExpiry(2*time.Second), redsync.WithTries(1))
+	bm := redis.NewMutex(dial(t, srv), k, redis.WithTTL(time.Second))
+
+	if _, err := bm.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rm.LockContext(ctx); err == nil {
+		t.Fatal("redsync locked a key baton holds")
+	}
+	if err := bm.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rm.LockContext(ctx); err != nil {
+		t.Fatalf("redsync on a free key: %v", err)
+	}
+	if _, err := bm.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("baton TryLock on a key redsync holds: %v", err)
+	}
+	// A baton waiter wakes when redsync's key is gone (redsync publishes
+	// nothing: the waiter's fallback is the key's ttl and its refresh).
+	got := make(chan error, 1)
+	go func() { _, err := bm.Lock(ctx); got <- err }()
+	if ok, err := rm.UnlockContext(ctx); !ok || err != nil {
+		t.Fatalf("redsync unlock: %v %v", ok, err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	_ = bm.Unlock(ctx)
+
+	var lockers []locker
+	for range 4 {
+		lockers = append(lockers, batonLocker{redis.NewMutex(dial(t, srv), k, redis.WithTTL(2*time.Second))})
+		rsm := redsync.New(rsPools(t, []*redistest.Server{srv})...).NewMutex(k,
+			redsync.WithExpiry(2*time.Second), redsync.WithRetryDelay(time.Millisecond))
+		lockers = append(lockers, rsLocker{rsm})
+	}
+	exclusion(t, ctx, lockers, 10)
+}
+
+func TestRedlockAndRedsyncExcludeEachOther(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	k := key(t)
+	var urls []string
+	for _, s := range srvs {
+		urls = append(urls, s.URL())
+	}
+	var lockers []locker
+	for range 3 {
+		q, err := redis.DialRedlock(ctx, urls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = q.Close() })
+		lockers = append(lockers, batonLocker{redis.NewRedlock(q, k, redis.WithTTL(time.Second))})
+		rsm := redsync.New(rsPools(t, srvs)...).NewMutex(k,
+			redsync.WithExpiry(time.Second), redsync.WithRetryDelay(time.Millisecond))
+		lockers = append(lockers, rsLocker{rsm})
+	}
+	exclusion(t, ctx, lockers, 8)
+}
