@@ -12,12 +12,27 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// queueItems is the number of items each producer puts in the load tests.
+// loadTTL is the session timeout of the queue load tests: long enough that
+// a loaded machine never loses a session by itself, since the one consumer
+// that dies is killed on purpose.
+const loadTTL = 10 * time.Second
+
+// loadSessions opens n sessions with loadTTL.
+func loadSessions(t *testing.T, h Harness, n int) []*baton.Session {
+	ss := make([]*baton.Session, n)
+	for i := range ss {
+		ss[i] = h.Open(t, loadTTL)
+	}
+	return ss
+}
+
+// queueItems is the number of items each producer puts in the load tests:
+// 1,000 in all across the 8 producers (200 with -short).
 func queueItems() int {
 	if testing.Short() {
-		return 100
+		return 25
 	}
-	return 1000
+	return 125
 }
 
 // Put, Peek, Poll, Len and a blocking Take, in FIFO order.
@@ -98,7 +113,7 @@ func produce(ctx context.Context, t *testing.T, ss []*baton.Session, put func(s 
 // waitEmpty waits until the queue at name holds no item.
 func waitEmpty(t *testing.T, h Harness, name string) {
 	t.Helper()
-	s := h.Open(t, 0)
+	s := h.Open(t, loadTTL)
 	q := baton.NewQueue(s, name)
 	if !waitFor(timeout/2, func() bool { n, err := q.Len(testCtx(t)); return err == nil && n == 0 }) {
 		n, _ := q.Len(testCtx(t))
@@ -115,7 +130,7 @@ func testQueueLoad(t *testing.T, h Harness) {
 	const producers, consumers = 8, 8
 	items := queueItems()
 	total := producers * items
-	ss := sessions(t, h, producers+consumers)
+	ss := loadSessions(t, h, producers+consumers)
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var delivered atomic.Int64
@@ -178,7 +193,7 @@ func testReliableQueueLoad(t *testing.T, h Harness) {
 	const producers, consumers = 8, 8
 	items := queueItems()
 	total := producers*items + 1
-	ss := sessions(t, h, producers+consumers)
+	ss := loadSessions(t, h, producers+consumers)
 	q0 := baton.NewReliableQueue(ss[producers], name)
 	if err := q0.Put(ctx, []byte("orphan")); err != nil {
 		t.Fatal(err)

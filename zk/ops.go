@@ -164,6 +164,11 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 		if errors.Is(err, errConnLoss) {
 			return fmt.Errorf("zk: commit: outcome unknown: %w", err)
 		}
+		if ctx.Err() != nil || baton.IsSessionGone(err) {
+			// call gave up on the request: res may still be written
+			// by it, so it must not be read.
+			return err
+		}
 		i := failed(res)
 		if i < 0 {
 			return err
