@@ -36,6 +36,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
 )
@@ -124,6 +125,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 			DialKeepAliveTime:    time.Second,
 			DialKeepAliveTimeout: time.Second,
 			Context:              context.WithoutCancel(ctx),
+			Logger:               zap.NewNop(), // errors reach the caller; the client's retries are noise
 		})
 		if err != nil {
 			return nil, fmt.Errorf("etcd: dial %v: %w", endpoints, err)
