@@ -94,6 +94,9 @@ type conn struct {
 	resMu    sync.Mutex
 	reserved map[string]bool // keys of this session that may exist
 
+	goneMu sync.Mutex
+	gone   map[string]*goneCache // by directory prefix
+
 	watchEvents atomic.Int64
 
 	// dropCreateReply makes the next create lose its reply after it was
@@ -162,6 +165,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		done:     make(chan struct{}),
 		kaDone:   make(chan struct{}),
 		reserved: map[string]bool{},
+		gone:     map[string]*goneCache{},
 	}
 	go c.keepAlive(sent)
 	return c, nil

@@ -18,10 +18,13 @@ import (
 // one started at a past revision is caught up by a loop that runs every
 // 100 ms (etcd's watchResyncPeriod): that loop is what makes
 // concurrency.Mutex hand off at ~10/s. Reading after the watch exists
-// leaves no gap: any change the read misses is delivered by the watch.
+// leaves no gap: any change the read misses is delivered by the watch, as
+// long as the read is at or after the watch's creation revision
+// (readAtLeast makes sure of it).
 
 // watch is one open watch.
 type watch struct {
+	rev    int64 // the store's revision when the watch was created
 	ch     clientv3.WatchChan
 	cancel context.CancelFunc
 }
@@ -42,6 +45,7 @@ func (c *conn) openWatch(ctx context.Context, key string, opts ...clientv3.OpOpt
 			cancel()
 			return nil, c.fail(ctx, "watch "+key, watchErr(wr, ok))
 		}
+		w.rev = wr.Header.Revision
 		return w, nil
 	case <-wctx.Done():
 		cancel()
@@ -81,7 +85,9 @@ func watchErr(wr clientv3.WatchResponse, ok bool) error {
 }
 
 // WaitGone returns once that incarnation of n (its CreateRevision, n.Token)
-// is gone. It watches n's key alone. A key of the same name made again
+// is gone. It watches n's key alone, after one listing of n's earlier
+// siblings that answers the next WaitGone calls of a waiter walking back
+// through its queue (see goneCache). A key of the same name made again
 // later (the same lease queuing again) is a different incarnation and does
 // not hold the wait.
 func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
@@ -91,16 +97,22 @@ func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
+	if n.Token != 0 {
+		if c.knownGone(n) {
+			return nil
+		}
+		if gone, err := c.checkGone(ctx, n); err != nil || gone {
+			return err
+		}
+	}
 	w, err := c.openWatch(ctx, n.Path)
 	if err != nil {
 		return err
 	}
 	defer w.cancel()
-	rctx, cancel := c.withLife(ctx)
-	resp, err := c.cli.Get(rctx, n.Path)
-	cancel()
+	resp, err := c.readAtLeast(ctx, n.Path, w.rev)
 	if err != nil {
-		return c.fail(ctx, "get "+n.Path, err)
+		return err
 	}
 	if len(resp.Kvs) == 0 || !sameIncarnation(resp.Kvs[0], n) {
 		return nil
@@ -139,11 +151,9 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 		return err
 	}
 	defer w.cancel()
-	rctx, cancel := c.withLife(ctx)
-	resp, err := c.cli.Get(rctx, pfx, clientv3.WithPrefix())
-	cancel()
+	resp, err := c.readAtLeast(ctx, pfx, w.rev, clientv3.WithPrefix())
 	if err != nil {
-		return c.fail(ctx, "list "+pfx, err)
+		return err
 	}
 	if !sameNodes(children(pfx, resp.Kvs), since) {
 		return nil
@@ -202,11 +212,9 @@ func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) 
 		return baton.Node{}, err
 	}
 	defer w.cancel()
-	rctx, cancel := c.withLife(ctx)
-	resp, err := c.cli.Get(rctx, path)
-	cancel()
+	resp, err := c.readAtLeast(ctx, path, w.rev)
 	if err != nil {
-		return baton.Node{}, c.fail(ctx, "get "+path, err)
+		return baton.Node{}, err
 	}
 	if len(resp.Kvs) > 0 {
 		return nodeOf(resp.Kvs[0]), nil

@@ -1,0 +1,89 @@
+package etcd
+
+import (
+	"context"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton"
+)
+
+// goneCache remembers, per directory, which keys created up to a revision
+// were still present at a later revision. A recipe waiting in line asks
+// WaitGone for its predecessors one after another, nearest first, from the
+// listing it took when it queued; by the time the nearest is gone, the
+// ones before it usually are too. One listing answers all of them, so the
+// hand-off costs one read instead of one watch and read per predecessor.
+type goneCache struct {
+	rev       int64            // the listing's revision
+	maxCreate int64            // it covers keys with CreateRevision ≤ maxCreate
+	present   map[string]int64 // key → CreateRevision of the keys present
+}
+
+// maxGoneDirs bounds the cache; past it the cache starts over.
+const maxGoneDirs = 256
+
+// parentPrefix returns the prefix of path's directory ("a/b/" for "a/b/c").
+func parentPrefix(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	return path[:i+1]
+}
+
+// knownGone reports whether a listing taken after n was created showed n's
+// incarnation gone.
+func (c *conn) knownGone(n baton.Node) bool {
+	if n.Token == 0 {
+		return false
+	}
+	c.goneMu.Lock()
+	defer c.goneMu.Unlock()
+	g, ok := c.gone[parentPrefix(n.Path)]
+	if !ok || n.Token > g.maxCreate {
+		return false
+	}
+	return g.present[n.Path] != n.Token
+}
+
+// readAtLeast reads key from the member we talk to without a raft round
+// trip (a serializable read), and again linearizably if that member had not
+// yet applied revision rev. Once a key created by rev is absent at a later
+// revision it is gone for good, so a serializable answer at or after rev is
+// as good as a linearizable one here.
+func (c *conn) readAtLeast(ctx context.Context, key string, rev int64, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	rctx, cancel := c.withLife(ctx)
+	defer cancel()
+	resp, err := c.cli.Get(rctx, key, append(opts, clientv3.WithSerializable())...)
+	if err == nil && resp.Header.Revision >= rev {
+		return resp, nil
+	}
+	resp, err = c.cli.Get(rctx, key, opts...)
+	if err != nil {
+		return nil, c.fail(ctx, "get "+key, err)
+	}
+	return resp, nil
+}
+
+// checkGone lists the siblings of n created no later than n, remembers the
+// listing, and reports whether n's incarnation is gone.
+func (c *conn) checkGone(ctx context.Context, n baton.Node) (bool, error) {
+	pfx := parentPrefix(n.Path)
+	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithMaxCreateRev(n.Token)}
+	resp, err := c.readAtLeast(ctx, pfx, n.Token, opts...)
+	if err != nil {
+		return false, err
+	}
+	g := &goneCache{rev: resp.Header.Revision, maxCreate: n.Token, present: make(map[string]int64, len(resp.Kvs))}
+	for _, kv := range resp.Kvs {
+		g.present[string(kv.Key)] = kv.CreateRevision
+	}
+	c.goneMu.Lock()
+	if old, ok := c.gone[pfx]; !ok || old.rev <= g.rev {
+		if len(c.gone) >= maxGoneDirs {
+			clear(c.gone)
+		}
+		c.gone[pfx] = g
+	}
+	c.goneMu.Unlock()
+	return g.present[n.Path] != n.Token, nil
+}
