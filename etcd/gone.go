@@ -64,12 +64,22 @@ func (c *conn) readAtLeast(ctx context.Context, key string, rev int64, opts ...c
 	return resp, nil
 }
 
-// checkGone lists the siblings of n created no later than n, remembers the
-// listing, and reports whether n's incarnation is gone.
-func (c *conn) checkGone(ctx context.Context, n baton.Node) (bool, error) {
+// listedBefore reports whether we hold a listing of n's directory that
+// covers n (and showed it present).
+func (c *conn) listedBefore(n baton.Node) bool {
+	c.goneMu.Lock()
+	defer c.goneMu.Unlock()
+	g, ok := c.gone[parentPrefix(n.Path)]
+	return ok && n.Token <= g.maxCreate
+}
+
+// checkGone lists the siblings of n created no later than n, at a revision
+// no earlier than atLeast, remembers the listing, and reports whether n's
+// incarnation is gone.
+func (c *conn) checkGone(ctx context.Context, n baton.Node, atLeast int64) (bool, error) {
 	pfx := parentPrefix(n.Path)
 	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithMaxCreateRev(n.Token)}
-	resp, err := c.readAtLeast(ctx, pfx, n.Token, opts...)
+	resp, err := c.readAtLeast(ctx, pfx, max(atLeast, n.Token), opts...)
 	if err != nil {
 		return false, err
 	}

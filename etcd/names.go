@@ -32,6 +32,11 @@ func checkDir(dir string) error {
 	if dir == "" || dir == "/" {
 		return fmt.Errorf("%w: empty name", baton.ErrInvalidName)
 	}
+	for _, seg := range strings.Split(dir, "/") {
+		if seg == "." || seg == ".." {
+			return fmt.Errorf("%w: name %q has a %q element", baton.ErrInvalidName, dir, seg)
+		}
+	}
 	return checkText(dir)
 }
 

@@ -101,8 +101,12 @@ func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
 		if c.knownGone(n) {
 			return nil
 		}
-		if gone, err := c.checkGone(ctx, n); err != nil || gone {
-			return err
+		// Walking back through a queue we listed before: the node is
+		// most likely gone already, and one read says so.
+		if c.listedBefore(n) {
+			if gone, err := c.checkGone(ctx, n, n.Token); err != nil || gone {
+				return err
+			}
 		}
 	}
 	w, err := c.openWatch(ctx, n.Path)
@@ -110,12 +114,15 @@ func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
 		return err
 	}
 	defer w.cancel()
-	resp, err := c.readAtLeast(ctx, n.Path, w.rev)
-	if err != nil {
-		return err
-	}
-	if len(resp.Kvs) == 0 || !sameIncarnation(resp.Kvs[0], n) {
-		return nil
+	if n.Token != 0 {
+		if gone, err := c.checkGone(ctx, n, w.rev); err != nil || gone {
+			return err
+		}
+	} else {
+		resp, err := c.readAtLeast(ctx, n.Path, w.rev)
+		if err != nil || len(resp.Kvs) == 0 {
+			return err
+		}
 	}
 	for {
 		evs, err := c.next(ctx, w, n.Path)
