@@ -2,6 +2,7 @@ package batontest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,12 +82,29 @@ func sessions(t *testing.T, h Harness, n int) []*baton.Session {
 // children lists dir through a fresh session.
 func children(t *testing.T, h Harness, dir string) []baton.Node {
 	t.Helper()
-	s := h.Open(t, 0)
+	s := observer(t, h)
 	kids, err := s.Conn().Children(testCtx(t), dir)
 	if err != nil {
 		t.Fatalf("children %s: %v", dir, err)
 	}
 	return kids
+}
+
+// observers holds one reading session per test, so that polling a
+// listing does not open a session per poll.
+var observers sync.Map // *testing.T → *baton.Session
+
+// observer returns test t's reading session, opening it (again, if the
+// last one was lost) when needed.
+func observer(t *testing.T, h Harness) *baton.Session {
+	if v, ok := observers.Load(t); ok && v.(*baton.Session).Err() == nil {
+		return v.(*baton.Session)
+	}
+	s := h.Open(t, 0)
+	if _, loaded := observers.Swap(t, s); !loaded {
+		t.Cleanup(func() { observers.Delete(t) })
+	}
+	return s
 }
 
 // waitFor polls cond every few milliseconds until it holds or d passes.

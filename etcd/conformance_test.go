@@ -18,7 +18,7 @@ import (
 )
 
 // testTTL is the session TTL of the conformance tests: short enough for the fault tests, long enough for a loaded machine under -race.
-const testTTL = 2 * time.Second
+const testTTL = 3 * time.Second
 
 // harness drives the embedded server. Every session dials through its own
 // fault proxy, so Partition can cut it alone.
