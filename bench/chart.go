@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"slices"
+
+	"github.com/batonhq/baton/internal/bench"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// series is one implementation on one store across contender counts.
+type series struct {
+	label string
+	pts   map[int]bench.Result
+}
+
+// contendedSeries groups the contended results by impl and store, in the
+// order they first appear.
+func contendedSeries(rs []bench.Result) []series {
+	var out []series
+	idx := map[string]int{}
+	for _, r := range rs {
+		if r.Workload != "contended" {
+			continue
+		}
+		label := r.Impl + " · " + r.Store
+		i, ok := idx[label]
+		if !ok {
+			i = len(out)
+			idx[label] = i
+			out = append(out, series{label: label, pts: map[int]bench.Result{}})
+		}
+		out[i].pts[r.Clients] = r
+	}
+	return out
+}
+
+// palette: baton solid, peers dashed, one colour per store.
+var storeColors = map[string]color.RGBA{
+	"zk":       {R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	"etcd":     {R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	"etcd34":   {R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+	"redis":    {R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	"redlock5": {R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+}
+
+// writeChart draws wait p99 and acquisitions/s against contenders.
+func writeChart(path string, rs []bench.Result) error {
+	ss := contendedSeries(rs)
+	wait := plot.New()
+	wait.Title.Text = "wait p99 (ms) vs contenders — lower is better"
+	wait.X.Label.Text = "contenders on one lock"
+	wait.Y.Label.Text = "wait p99, ms (log)"
+	acq := plot.New()
+	acq.Title.Text = "acquisitions/s vs contenders — higher is better"
+	acq.X.Label.Text = "contenders on one lock"
+	acq.Y.Label.Text = "acquisitions/s (log)"
+	for _, p := range []*plot.Plot{wait, acq} {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks(2, 4, 8, 16, 32, 64))
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Legend.Top = true
+		p.Legend.Left = true
+		p.Add(plotter.NewGrid())
+	}
+	for _, s := range ss {
+		var ns []int
+		for n := range s.pts {
+			ns = append(ns, n)
+		}
+		slices.Sort(ns)
+		var wxy, axy plotter.XYs
+		for _, n := range ns {
+			r := s.pts[n]
+			if r.WaitP99 != nil && *r.WaitP99 > 0 {
+				wxy = append(wxy, plotter.XY{X: float64(n), Y: *r.WaitP99 / 1000})
+			}
+			if r.AcqPerS > 0 {
+				axy = append(axy, plotter.XY{X: float64(n), Y: r.AcqPerS})
+			}
+		}
+		r0 := s.pts[ns[0]]
+		col, ok := storeColors[r0.Store]
+		if !ok {
+			col = color.RGBA{A: 0xff}
+		}
+		for _, pp := range []struct {
+			p   *plot.Plot
+			xys plotter.XYs
+		}{{wait, wxy}, {acq, axy}} {
+			if len(pp.xys) == 0 {
+				continue
+			}
+			l, sc, err := plotter.NewLinePoints(pp.xys)
+			if err != nil {
+				return err
+			}
+			l.Color, sc.Color = col, col
+			l.Width = vg.Points(1.5)
+			if r0.Impl != "baton" {
+				l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+				sc.Shape = draw.BoxGlyph{}
+			} else {
+				sc.Shape = draw.CircleGlyph{}
+			}
+			pp.p.Add(l, sc)
+			pp.p.Legend.Add(s.label, l, sc)
+		}
+	}
+	img := vgimg.New(vg.Points(1400), vg.Points(560))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(30), PadTop: vg.Points(10), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(10)}
+	cs := plot.Align([][]*plot.Plot{{wait, acq}}, tiles, dc)
+	wait.Draw(cs[0][0])
+	acq.Draw(cs[0][1])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func ticks(vs ...float64) []plot.Tick {
+	var ts []plot.Tick
+	for _, v := range vs {
+		ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprint(v)})
+	}
+	return ts
+}

@@ -1,0 +1,117 @@
+// Command bench runs baton, the floors and the peer libraries
+// (go-zookeeper's Lock, etcd's concurrency.Mutex, redsync) with the same
+// workloads on fresh local servers, and writes docs/PERFORMANCE.md, its
+// chart and the raw results.
+//
+//	cd bench && go run . -out ../docs
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/internal/bench"
+)
+
+// plan is what one run measures.
+type plan struct {
+	duration time.Duration // each timed workload
+	sweep    []int         // contenders for the chart
+	repeats  int           // runs at 8 contenders (the median is kept)
+	herd     []int         // waiters
+	stores   []string
+	batonBin string // baton binary for the footprint, "" to skip
+	out      string
+}
+
+func main() {
+	var p plan
+	var sweep, herd, stores string
+	flag.DurationVar(&p.duration, "duration", 3*time.Second, "how long each timed workload runs")
+	flag.StringVar(&sweep, "sweep", "2,4,8,16,32,64", "contender counts for the contended workload")
+	flag.IntVar(&p.repeats, "repeats", 3, "runs at 8 contenders; the median (by acquisitions/s) is reported")
+	flag.StringVar(&herd, "herd", "10,100,1000", "waiter counts for the herd workload")
+	flag.StringVar(&stores, "stores", "zk,etcd,etcd34,redis,redlock5", "stores to run")
+	flag.StringVar(&p.batonBin, "baton", "", "baton binary for the footprint workload (built if empty)")
+	flag.StringVar(&p.out, "out", "../docs", "directory for PERFORMANCE.md, the chart and the raw results")
+	flag.Parse()
+	p.sweep = ints(sweep)
+	p.herd = ints(herd)
+	p.stores = strings.Split(stores, ",")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, p); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func run(ctx context.Context, p plan) error {
+	start := time.Now()
+	base, err := os.MkdirTemp("", "baton-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(base)
+	if err := os.MkdirAll(p.out, 0o755); err != nil {
+		return err
+	}
+	env := describeMachine()
+	if p.batonBin == "" {
+		p.batonBin = filepath.Join(base, "baton")
+		if err := buildBaton(p.batonBin); err != nil {
+			logf("footprint skipped: %v", err)
+			p.batonBin = ""
+		}
+	}
+	raw, err := os.Create(filepath.Join(p.out, "bench-results.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	var all []bench.Result
+	emit := func(r bench.Result) {
+		all = append(all, r)
+		_ = r.WriteJSON(raw)
+		_ = r.WriteJSON(os.Stderr)
+	}
+	var notes []string
+	for _, st := range p.stores {
+		if ctx.Err() != nil {
+			break
+		}
+		n, err := runStore(ctx, p, base, st, emit)
+		notes = append(notes, n...)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: %v", st, err))
+			logf("%s: %v", st, err)
+		}
+	}
+	env.elapsed = time.Since(start)
+	if err := writeChart(filepath.Join(p.out, "bench-contenders.png"), all); err != nil {
+		notes = append(notes, fmt.Sprintf("chart: %v", err))
+	}
+	return writeReport(filepath.Join(p.out, "PERFORMANCE.md"), p, env, all, notes)
+}
+
+func logf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...)
+}

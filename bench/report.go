@@ -1,0 +1,254 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/internal/bench"
+)
+
+// machine describes where the run happened.
+type machine struct {
+	date, nproc, free, goVersion, kernel, cpu, loadBefore string
+	elapsed                                               time.Duration
+}
+
+func sh(name string, args ...string) string {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func describeMachine() machine {
+	m := machine{
+		date:       time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		nproc:      sh("nproc"),
+		free:       sh("free", "-m"),
+		goVersion:  runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		kernel:     sh("uname", "-sr"),
+		loadBefore: sh("cat", "/proc/loadavg"),
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m.cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return m
+}
+
+// find returns the first result matching impl, store, workload and clients
+// (clients 0 matches any).
+func find(rs []bench.Result, impl, st, workload string, clients int) *bench.Result {
+	for i := range rs {
+		r := &rs[i]
+		if r.Impl == impl && r.Store == st && r.Workload == workload && (clients == 0 || r.Clients == clients) {
+			return r
+		}
+	}
+	return nil
+}
+
+// check is one target line.
+type check struct {
+	store, target, measured, verdict string
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func val(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// checks evaluates the targets of issue 7 (8 contenders, same run).
+func checks(rs []bench.Result) []check {
+	var cs []check
+	add := func(st, target string, ok, known bool, measured string) {
+		v := "met"
+		switch {
+		case !known:
+			v = "not measured"
+		case !ok:
+			v = "**missed**"
+		}
+		cs = append(cs, check{st, target, measured, v})
+	}
+	missing := func(st, target string) { add(st, target, false, false, "-") }
+
+	uncont := func(st string, limit float64) {
+		t := fmt.Sprintf("uncontended cycle p50 ≤ %.2f× floor", limit)
+		b, f := find(rs, "baton", st, "uncontended", 0), find(rs, "floor", st, "floor", 0)
+		if b == nil || f == nil || b.CycleP50 == nil || f.CycleP50 == nil {
+			missing(st, t)
+			return
+		}
+		r := ratio(*b.CycleP50, *f.CycleP50)
+		add(st, t, r <= limit, true, fmt.Sprintf("%.2f× (%.0f µs vs %.0f µs)", r, *b.CycleP50, *f.CycleP50))
+	}
+	acq := func(st, peer string, limit float64) {
+		t := fmt.Sprintf("acq/s ≥ %.1f× %s (8 contenders)", limit, peer)
+		b, q := find(rs, "baton", st, "contended", 8), find(rs, peer, st, "contended", 8)
+		if b == nil || q == nil {
+			missing(st, t)
+			return
+		}
+		r := ratio(b.AcqPerS, q.AcqPerS)
+		add(st, t, r >= limit, true, fmt.Sprintf("%.2f× (%.0f vs %.0f)", r, b.AcqPerS, q.AcqPerS))
+	}
+	handoff := func(st string, limitMs float64) {
+		t := fmt.Sprintf("hand-off p99 < %.0f ms (8 contenders)", limitMs)
+		b := find(rs, "baton", st, "contended", 8)
+		if b == nil || b.HandoffP99 == nil {
+			missing(st, t)
+			return
+		}
+		add(st, t, *b.HandoffP99/1000 < limitMs, true, fmt.Sprintf("%.2f ms", *b.HandoffP99/1000))
+	}
+
+	acq("zk", "go-zookeeper", 1.3)
+	uncont("zk", 1.05)
+	if h := find(rs, "baton", "zk", "herd", 1000); h != nil && h.FiresPerRelease != nil {
+		add("zk", "exactly 1.0 notification per release, 1,000 waiters", *h.FiresPerRelease == 1, true, fmt.Sprintf("%.3f", *h.FiresPerRelease))
+	} else {
+		missing("zk", "exactly 1.0 notification per release, 1,000 waiters")
+	}
+	{
+		t := "server requests/acq ≤ go-zookeeper's (8 contenders)"
+		b, q := find(rs, "baton", "zk", "contended", 8), find(rs, "go-zookeeper", "zk", "contended", 8)
+		if b != nil && q != nil && b.ServerRequestsPerAcq != nil && q.ServerRequestsPerAcq != nil {
+			add("zk", t, *b.ServerRequestsPerAcq <= *q.ServerRequestsPerAcq, true,
+				fmt.Sprintf("%.2f vs %.2f", *b.ServerRequestsPerAcq, *q.ServerRequestsPerAcq))
+		} else {
+			missing("zk", t)
+		}
+	}
+	for _, st := range []string{"etcd", "etcd34"} {
+		if find(rs, "floor", st, "floor", 0) == nil && st == "etcd34" {
+			continue
+		}
+		acq(st, "concurrency.Mutex", 10)
+		handoff(st, 5)
+		uncont(st, 1.05)
+	}
+	handoff("redis", 2)
+	{
+		t := "FIFO (8 contenders): no back-to-back re-acquisition, longest waiter served"
+		b := find(rs, "baton", "redis", "contended", 8)
+		if b != nil && b.ReacquirePct != nil && b.FIFOPct != nil {
+			add("redis", t, *b.ReacquirePct < 1 && *b.FIFOPct >= 99, true,
+				fmt.Sprintf("re-acquired %.1f%%, FIFO %.1f%%", *b.ReacquirePct, *b.FIFOPct))
+		} else {
+			missing("redis", t)
+		}
+	}
+	uncont("redlock5", 1.1)
+	{
+		t := "1,000 waiting Mutexes on one session, one process: RSS < 50 MB"
+		if f := find(rs, "baton", "zk", "footprint", 0); f != nil && f.RSSMB != nil {
+			add("zk", t, *f.RSSMB < 50, true, fmt.Sprintf("%.1f MB (Go heap %.1f MB)", *f.RSSMB, val(f.HeapMB)))
+		} else {
+			missing("zk", t)
+		}
+	}
+	return cs
+}
+
+func writeReport(path string, p plan, m machine, rs []bench.Result, notes []string) error {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("# Performance\n\n")
+	w("Generated by `bench/` (`cd bench && go run . -out ../docs`) on %s; the run took %s.\n", m.date, m.elapsed.Round(time.Second))
+	w("Every figure comes from one run of that program against fresh local servers it started itself;\n")
+	w("baton, the floors and the peer libraries ran the same workloads (`internal/bench`) in the same run.\n")
+	w("Speed is measured here and never asserted in a timed test.\n\n")
+
+	w("## Targets (issue 7: 8 contenders, same run)\n\n")
+	w("| store | target | measured | verdict |\n|---|---|---|---|\n")
+	for _, c := range checks(rs) {
+		w("| %s | %s | %s | %s |\n", c.store, c.target, c.measured, c.verdict)
+	}
+	w("\n![wait p99 and acquisitions/s against contenders](bench-contenders.png)\n\n")
+	w("Solid lines: baton; dashed: the peer library on the same server.\n\n")
+
+	w("## All results\n\n")
+	w("Times in milliseconds. `cycle`: one uncontended lock+unlock. `wait`: Lock call to return. ")
+	w("`hand-off`: a release returning → the next holder's Lock returning (0 when it was already running). ")
+	w("`fires/rel`: watch notifications per release. `reacq %%`: acquisitions by the client that held the lock just before. ")
+	w("`fifo %%`: acquisitions granted to the longest-waiting client. `min/max`: acquisitions per client. ")
+	w("`req/acq`: client requests the servers counted per acquisition. Clients `16×4`: 16 locks × 4 sessions.\n\n")
+	_ = bench.WriteMarkdown(&b, rs)
+	var withNotes []bench.Result
+	for _, r := range rs {
+		if r.Note != "" {
+			withNotes = append(withNotes, r)
+		}
+	}
+	if len(withNotes) > 0 {
+		w("\nRow notes:\n\n")
+		for _, r := range withNotes {
+			w("- %s · %s · %s ×%d: %s\n", r.Impl, r.Store, r.Workload, r.Clients, r.Note)
+		}
+	}
+	if len(notes) > 0 {
+		w("\nRun notes:\n\n")
+		for _, n := range notes {
+			w("- %s\n", n)
+		}
+	}
+
+	w("\n## How it was measured\n\n")
+	w("- Servers, all on loopback, fresh for the run: ZooKeeper %s from Debian's jars (standalone, `tickTime=2000`, default `forceSync`), ", "3.8")
+	w("etcd in-process (`etcd/embedded`, v3.7 server, default raft timings) as `etcd`, Debian's `/usr/bin/etcd` 3.4 as `etcd34`, ")
+	w("redis-server 7.0 (no persistence) ×1 as `redis` and ×5 as `redlock5`.\n")
+	w("- Each timed workload ran %s; contenders %v; at 8 contenders each implementation ran %d times and the median by acquisitions/s is reported; herd waiters %v.\n",
+		p.duration, p.sweep, p.repeats, p.herd)
+	w("- baton: `baton.Mutex` (ZooKeeper, etcd) and baton's Redis `Mutex`/Redlock, each client its own session opened like the CLI does (`internal/store`).\n")
+	w("- Peers: go-zookeeper `zk.NewLock` (v1.0.4), etcd `concurrency.Mutex` (client v3.7, one client and session per contender), ")
+	w("redsync v4 with go-redis v9 (retry delay at its default 50–250 ms, tries unbounded so that no waiter gives up).\n")
+	w("- Floors (`impl=floor`): the raw client operations of one cycle, with the stores' own Go clients: ZooKeeper create(ephemeral sequential) + getChildren + delete; ")
+	w("etcd one Txn (put-if-absent under a lease + range of the prefix) + one Delete; Redis SET NX PX + EVAL compare-and-delete, sent to all five servers in parallel for Redlock.\n")
+	w("- Server requests per acquisition are counted by the servers, not the clients: ZooKeeper `mntr` `zk_packets_received` deltas (less the probe's own packet; includes pings), ")
+	w("etcd `/metrics` `grpc_server_msg_received_total` summed over methods (unary calls plus stream messages: watch creates/cancels, lease keep-alives), ")
+	w("Redis `INFO stats` `total_commands_processed` (less the probe's own INFO), summed over servers; sampled at the start and at the end of the timed window.\n")
+	w("- Watch notifications (herd): baton counts the notifications each session received (`baton.WatchCounter`); for the peers, the servers' own counts ")
+	w("(ZooKeeper `mntr` `zk_sum_node_*_watch_count`, etcd `etcd_debugging_mvcc_events_total`). Waiters queue behind a holder, then each releases as soon as it runs; ")
+	w("fires per release = notifications during the chain / acquisitions.\n")
+	w("- Footprint: `baton bench --workload footprint --waiters 1000` in its own process (so that its RSS is a client's alone): one session, 1,000 `Mutex` handles queued, VmRSS read from /proc.\n\n")
+
+	w("## Machine\n\n")
+	w("- CPU: %s, `nproc` = %s\n- Kernel: %s\n- Go: %s\n- Load average before the run: %s\n\n", m.cpu, m.nproc, m.kernel, m.goVersion, m.loadBefore)
+	w("```\n$ free -m\n%s\n```\n\n", m.free)
+
+	w("## Commands\n\n")
+	w("```\ncd bench && go run . -out ../docs -duration %s -sweep %s -repeats %d -herd %s -stores %s\n```\n\n",
+		p.duration, join(p.sweep), p.repeats, join(p.herd), strings.Join(p.stores, ","))
+	w("The same workloads against any running store, baton only:\n\n```\n")
+	w("baton bench --store zk://127.0.0.1:2181 --workload floor,uncontended,contended --clients 8 --duration 3s\n")
+	w("baton bench --store etcd://127.0.0.1:2379 --workload herd --waiters 1000 --json\n")
+	w("baton bench --store redlock://h1:6379,h2:6379,h3:6379,h4:6379,h5:6379 --workload floor,uncontended\n```\n")
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+func join(ns []int) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/batonhq/baton/etcd/embedded"
+)
+
+// server is one store server this program started.
+type server struct {
+	name string
+	addr string // host:port clients use
+	stop func()
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startProc starts a server process in its own process group, logging to
+// dir/name.log, and returns a stop function that ends that group.
+func startProc(dir, name string, argv ...string) (func(), error) {
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	return func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		logf.Close()
+	}, nil
+}
+
+// waitFor polls ready until it succeeds or limit passes.
+func waitFor(limit time.Duration, ready func() error) error {
+	deadline := time.Now().Add(limit)
+	for {
+		err := ready()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startZK runs ZooKeeper from Debian's jars, configured as in DESIGN §9.
+func startZK(base string) (*server, error) {
+	dir := filepath.Join(base, "zk")
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
+		"4lw.commands.whitelist=*\nadmin.enableServer=false\nmaxClientCnxns=0\n", filepath.Join(dir, "data"), port)
+	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	stop, err := startProc(dir, "zookeeper", "java", "-Xmx512m", "-XX:+UseSerialGC",
+		"-Dzookeeper.admin.enableServer=false", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-cp", "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
+		"org.apache.zookeeper.server.ZooKeeperServerMain", filepath.Join(dir, "zoo.cfg"))
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	if err := waitFor(60*time.Second, func() error { return ruok(addr) }); err != nil {
+		stop()
+		return nil, fmt.Errorf("zookeeper on %s: %w", addr, err)
+	}
+	return &server{name: "zookeeper", addr: addr, stop: stop}, nil
+}
+
+func ruok(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := io.WriteString(c, "ruok"); err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(c)
+	if string(b) != "imok" {
+		return fmt.Errorf("ruok: %q", b)
+	}
+	return nil
+}
+
+// startEmbeddedEtcd runs the etcd server in this process (etcd/embedded),
+// with default raft timings.
+func startEmbeddedEtcd(ctx context.Context, base string) (*server, error) {
+	s, err := embedded.Start(ctx, embedded.Config{DataDir: filepath.Join(base, "etcd-embedded")})
+	if err != nil {
+		return nil, err
+	}
+	return &server{name: "etcd (embedded)", addr: s.Addr(), stop: func() { _ = s.Close() }}, nil
+}
+
+// startDebianEtcd runs Debian's /usr/bin/etcd (3.4) as a single member.
+func startDebianEtcd(base string) (*server, error) {
+	dir := filepath.Join(base, "etcd34")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cp, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pp, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cu := fmt.Sprintf("http://127.0.0.1:%d", cp)
+	pu := fmt.Sprintf("http://127.0.0.1:%d", pp)
+	stop, err := startProc(dir, "etcd", "/usr/bin/etcd", "--name", "bench", "--data-dir", filepath.Join(dir, "data"),
+		"--listen-client-urls", cu, "--advertise-client-urls", cu,
+		"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
+		"--initial-cluster", "bench="+pu, "--log-level", "warn")
+	if err != nil {
+		return nil, err
+	}
+	addr := strings.TrimPrefix(cu, "http://")
+	if err := waitFor(30*time.Second, func() error {
+		_, err := httpHealth(cu)
+		return err
+	}); err != nil {
+		stop()
+		return nil, fmt.Errorf("etcd 3.4 on %s: %w", addr, err)
+	}
+	return &server{name: "etcd 3.4 (Debian)", addr: addr, stop: stop}, nil
+}
+
+func httpHealth(u string) (string, error) {
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(u, "http://"), time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	fmt.Fprintf(c, "GET /health HTTP/1.0\r\n\r\n")
+	b, _ := io.ReadAll(c)
+	if !strings.Contains(string(b), `"health":"true"`) {
+		return "", fmt.Errorf("not healthy: %q", b)
+	}
+	return string(b), nil
+}
+
+// startRedis runs redis-server without persistence.
+func startRedis(base string, i int) (*server, error) {
+	dir := filepath.Join(base, fmt.Sprintf("redis%d", i))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	stop, err := startProc(dir, "redis", "redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir)
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	if err := waitFor(30*time.Second, func() error { return redisPing(addr) }); err != nil {
+		stop()
+		return nil, fmt.Errorf("redis on %s: %w", addr, err)
+	}
+	return &server{name: "redis", addr: addr, stop: stop}, nil
+}
+
+func redisPing(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	fmt.Fprintf(c, "PING\r\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return fmt.Errorf("ping: %q", line)
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton/internal/bench"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// runStore starts the servers of one store, runs every workload on baton,
+// the floor and the peer, and stops the servers.
+func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Result)) (notes []string, err error) {
+	var servers []*server
+	defer func() {
+		for _, s := range servers {
+			s.stop()
+		}
+	}()
+	start := func(s *server, err error) error {
+		if err == nil {
+			servers = append(servers, s)
+			logf("%s: %s on %s", st, s.name, s.addr)
+		}
+		return err
+	}
+	var rawURL string
+	var peer bench.Target
+	switch st {
+	case "zk":
+		if err := start(startZK(base)); err != nil {
+			return nil, err
+		}
+		hosts := []string{servers[0].addr}
+		rawURL = "zk://" + hosts[0]
+		peer = bench.Target{Impl: "go-zookeeper", Factory: zkLockFactory{hosts}, Probe: bench.ZKProbe{Hosts: hosts}}
+	case "etcd", "etcd34":
+		if st == "etcd" {
+			err = start(startEmbeddedEtcd(ctx, base))
+		} else {
+			err = start(startDebianEtcd(base))
+		}
+		if err != nil {
+			return nil, err
+		}
+		eps := []string{"http://" + servers[0].addr}
+		rawURL = "etcd://" + servers[0].addr
+		peer = bench.Target{Impl: "concurrency.Mutex", Factory: etcdMutexFactory{eps}, Probe: bench.EtcdProbe{URLs: eps}}
+	case "redis", "redlock5":
+		n := 1
+		if st == "redlock5" {
+			n = 5
+		}
+		var addrs []string
+		for i := range n {
+			if err := start(startRedis(base, i)); err != nil {
+				return nil, err
+			}
+			addrs = append(addrs, servers[i].addr)
+		}
+		rawURL = "redis://" + addrs[0]
+		if n > 1 {
+			rawURL = "redlock://" + strings.Join(addrs, ",")
+		}
+		peer = bench.Target{Impl: "redsync", Factory: redsyncFactory{addrs}, Probe: &bench.RedisProbe{Addrs: addrs}}
+	default:
+		return nil, fmt.Errorf("unknown store %q", st)
+	}
+	u, err := store.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	batonT, floorT, err := bench.Targets(u, store.Options{DialTimeout: 10 * time.Second, TTL: 10 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	batonT.Store, floorT.Store, peer.Store = st, st, st
+
+	failed := map[string]bool{} // impl → a run failed to start: skip its others
+	one := func(t bench.Target, cfg bench.Config) (bench.Result, bool) {
+		if failed[t.Impl] || ctx.Err() != nil {
+			return bench.Result{}, false
+		}
+		if cfg.Duration == 0 {
+			cfg.Duration = p.duration
+		}
+		r, err := bench.Run(ctx, t, cfg)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s on %s, %s ×%d: %v", t.Impl, st, cfg.Workload, cfg.Clients, err))
+			logf("%s on %s, %s: %v", t.Impl, st, cfg.Workload, err)
+			if r.Acquisitions == 0 {
+				failed[t.Impl] = true
+			}
+			return r, false
+		}
+		return r, true
+	}
+	run := func(t bench.Target, cfg bench.Config) {
+		if r, ok := one(t, cfg); ok {
+			emit(r)
+		}
+	}
+	impls := []bench.Target{batonT, peer}
+
+	// Warm the server (a fresh JVM is slow at first) and each client path.
+	one(floorT, bench.Config{Workload: "floor", Duration: time.Second})
+	for _, t := range impls {
+		one(t, bench.Config{Workload: "contended", Clients: 4, Duration: time.Second})
+	}
+	run(floorT, bench.Config{Workload: "floor"})
+	for _, t := range impls {
+		run(t, bench.Config{Workload: "uncontended"})
+	}
+	for _, n := range p.sweep {
+		for _, t := range impls {
+			cfg := bench.Config{Workload: "contended", Clients: n}
+			if n != 8 || p.repeats < 2 {
+				run(t, cfg)
+				continue
+			}
+			var rs []bench.Result
+			for range p.repeats {
+				if r, ok := one(t, cfg); ok {
+					rs = append(rs, r)
+				}
+			}
+			if len(rs) > 0 {
+				slices.SortFunc(rs, func(a, b bench.Result) int { return int(a.AcqPerS - b.AcqPerS) })
+				m := rs[len(rs)/2]
+				var all []string
+				for _, r := range rs {
+					all = append(all, fmt.Sprintf("%.0f", r.AcqPerS))
+				}
+				m.Note = fmt.Sprintf("median of %d runs (acq/s %s)", len(rs), strings.Join(all, ", "))
+				emit(m)
+			}
+		}
+	}
+	if st == "zk" || strings.HasPrefix(st, "etcd") {
+		for _, w := range p.herd {
+			for _, t := range impls {
+				if t.Impl == "concurrency.Mutex" && w > 100 {
+					notes = append(notes, fmt.Sprintf("concurrency.Mutex on %s: herd with %d waiters skipped (each hand-off takes ~100 ms)", st, w))
+					continue
+				}
+				run(t, bench.Config{Workload: "herd", Clients: w})
+			}
+		}
+	}
+	for _, t := range impls {
+		run(t, bench.Config{Workload: "many", Clients: 4, Locks: 16})
+	}
+	if st == "zk" && p.batonBin != "" {
+		r, err := footprint(ctx, p.batonBin, rawURL, 1000)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("footprint on %s: %v", st, err))
+		} else {
+			r.Store = st
+			emit(r)
+		}
+	}
+	return notes, nil
+}
+
+// footprint runs `baton bench --workload footprint` in its own process so
+// that its RSS is that of a client alone.
+func footprint(ctx context.Context, bin, url string, waiters int) (bench.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "bench", "--store", url, "--workload", "footprint",
+		"--waiters", fmt.Sprint(waiters), "--json")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return bench.Result{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(errb.String()))
+	}
+	var r bench.Result
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &r); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// buildBaton builds the baton command into bin.
+func buildBaton(bin string) error {
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/baton")
+	cmd.Dir = ".." // the main module, with its own go.mod
+	cmd.Stderr = os.Stderr
+	return cmd.Run()
+}
