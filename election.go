@@ -95,7 +95,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := waitTurn(ctx, c, kids, me, isCandidate); err != nil {
+	if err := waitTurn(ctx, c, e.name, kids, me, isCandidate); err != nil {
 		removeNode(ctx, c, me)
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -118,7 +118,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
 			removeNode(ctx, c, me)
 			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
 		}
-	} else if err := waitTurn(ctx, c, kids, me, isPrev); err != nil {
+	} else if err := waitTurn(ctx, c, m.name, kids, me, isPrev); err != nil {
 		removeNode(ctx, c, me)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

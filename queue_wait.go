@@ -42,15 +42,21 @@ func indexOf(kids []Node, n Node) int {
 	return -1
 }
 
-// waitTurn waits until our node me, listed in kids, has no blocker. It is
-// the seeds' herd-free wait: each waiter watches only the one node it must
-// follow. Nodes created after our listing always sort after us, so the
-// listing taken at creation is a superset of everything that can block us:
-// when a blocker goes we drop it and look again at the same listing, which
-// costs no extra request. A blocker that is already gone answers its
-// WaitGone at once.
-func waitTurn(ctx context.Context, c Conn, kids []Node, me Node, blocker blockerFunc) error {
-	kids = append([]Node(nil), kids...)
+// waitTurn waits until our node me, listed in kids (the children of dir),
+// has no blocker. It is the seeds' herd-free wait: each waiter watches only
+// the one node it must follow, so a release wakes one waiter.
+//
+// Nodes created after a listing always sort after us, so a listing is a
+// superset of everything that can block us. Before waiting we work out
+// whether we would be clear once the blocker goes: if nothing else in the
+// listing could block us, its deletion is our turn and costs no request.
+// Otherwise the blocker's going says nothing certain about the nodes
+// before it (they left first in the usual FIFO hand-off, but one may have
+// been cancelled out of order), so we list dir again: one request, however
+// long the line. Walking the stale listing instead would cost one request
+// per node ahead of us. The listing is dropped while we wait, so a waiter
+// holds one node, not the whole line.
+func waitTurn(ctx context.Context, c Conn, dir string, kids []Node, me Node, blocker blockerFunc) error {
 	for {
 		i := indexOf(kids, me)
 		if i < 0 {
@@ -60,10 +66,21 @@ func waitTurn(ctx context.Context, c Conn, kids []Node, me Node, blocker blocker
 		if b < 0 {
 			return nil
 		}
-		if err := c.WaitGone(ctx, kids[b]); err != nil {
+		wait := kids[b]
+		rest := make([]Node, 0, i)
+		rest = append(append(rest, kids[:b]...), kids[b+1:i+1]...)
+		more := blocker(rest, len(rest)-1) >= 0
+		kids, rest = nil, nil
+		if err := c.WaitGone(ctx, wait); err != nil {
 			return err
 		}
-		kids = append(kids[:b], kids[b+1:]...)
+		if !more {
+			return nil
+		}
+		var err error
+		if kids, err = c.Children(ctx, dir); err != nil {
+			return err
+		}
 	}
 }
 

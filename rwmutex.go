@@ -155,7 +155,7 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) 
 			removeNode(ctx, c, me)
 			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
 		}
-	} else if err := waitTurn(ctx, c, kids, me, blocker); err != nil {
+	} else if err := waitTurn(ctx, c, m.name, kids, me, blocker); err != nil {
 		removeNode(ctx, c, me)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
