@@ -81,9 +81,9 @@ func (h *hold) keep(key string, ttl time.Duration, deadline time.Time, renew ren
 	}
 }
 
-// stopRenewal tells the renewal to stop; it never extends after this
-// returns, though an extend in flight may still land (harmless: the
-// release that follows deletes or no longer matches the key).
+// stopRenewal tells the renewal to stop and not to end the lease. An
+// extend already in flight may still land; that is harmless, since the
+// release that follows deletes the key or no longer matches it.
 func (h *hold) stopRenewal() {
 	select {
 	case <-h.stop:

@@ -25,14 +25,17 @@ const cleanupTimeout = 2 * time.Second
 // with it on the same key. The fencing token comes from INCR on K:token in
 // the same script as the SET.
 //
-// Fairness: waiters line up in K:queue in arrival order and the acquire
-// script grants a free lock only to the first of them, so no client gets
-// the lock twice in a row while another waits. Waiters do not poll: the
-// release script publishes the next waiter's value on K:release, and only
-// that waiter runs the acquire script. A waiter also wakes when the
-// holder's remaining ttl runs out (a holder that crashed, or one that does
-// not publish, like redsync), and refreshes its place every ttl/3; a
-// waiter that stops refreshing is dropped after a ttl.
+// Fairness: waiters line up in K:queue in arrival order, and a free lock
+// goes only to the first of them, so no client gets the lock twice in a
+// row while another waits. There is no polling: the release script hands
+// the lock straight to the first live waiter (setting K to its value, with
+// its ttl, and drawing its token) and publishes "<value> <token>" on
+// K:release, so the hand-off costs the releaser's one round trip plus the
+// message. A waiter also looks again when the holder's remaining ttl runs
+// out (a holder that crashed, or one that does not publish, like redsync),
+// and refreshes its place every ttl/3; a waiter that stops refreshing is
+// dropped from the line after a ttl. A waiter's value is 32 hex digits, a
+// dot and its ttl in milliseconds.
 //
 // A Mutex value is one holder, re-entrant like baton.Mutex. It must not be
 // copied after first use.

@@ -143,6 +143,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	defer stopListening()
 	var wake chan string
 	noQuorum := 0 // consecutive rounds with too few answers
+	splits := 0   // rounds that won some votes but not a majority
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
@@ -170,7 +171,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		if granted >= r.q.majority() && time.Now().Before(deadline) {
 			return r.held(value, deadline), nil
 		}
-		r.clean(ctx, value)
+		r.clean(ctx, value, try || ctx.Err() != nil || (reachable < r.q.majority() && noQuorum+1 >= noQuorumRounds))
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -190,20 +191,24 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		if wake == nil {
 			wake = r.listen(lctx)
 		}
-		// Retry after a random delay: at the latest when the earliest
-		// holder's key expires, sooner on a release message; the jitter
-		// keeps contenders from splitting the vote again in lockstep.
-		if wait < 0 || wait > r.ttl/3 {
+		// Retry after a random delay. A split vote is retried within a few
+		// milliseconds (the contenders have already deleted their keys); a
+		// key held elsewhere is retried on its release message, or at the
+		// latest when the earliest holder's key expires.
+		switch {
+		case guarded > 0 || noQuorum > 0:
+			wait = r.ttl / 20
+		case granted > 0:
+			splits++
+			wait = min(time.Millisecond*time.Duration(2+2*splits), 20*time.Millisecond)
+		case wait < 0 || wait > r.ttl/3:
 			wait = r.ttl / 3
-		}
-		if guarded > 0 || granted > 0 || noQuorum > 0 {
-			wait = min(wait, r.ttl/20) // split vote or guard: come back soon
 		}
 		timer.Reset(wait/2 + rand.N(wait/2+1))
 		select {
 		case <-wake:
 			timer.Stop()
-			timer.Reset(rand.N(2 * time.Millisecond))
+			timer.Reset(rand.N(3 * time.Millisecond))
 			select {
 			case <-timer.C:
 			case <-ctx.Done():
@@ -245,10 +250,16 @@ func (r *Redlock) listen(ctx context.Context) chan string {
 	return out
 }
 
-// clean deletes our value on every master after a failed attempt.
-func (r *Redlock) clean(ctx context.Context, value string) {
+// clean deletes our value on every master after a failed attempt. When we
+// give up (wake), the deletion is published so waiters look again; when we
+// retry, we will publish when we release.
+func (r *Redlock) clean(ctx context.Context, value string, wake bool) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	if wake {
+		r.q.round(cctx, r.timeout(), r.ttl, releaseScript, []string{r.k.lock, r.k.token, r.k.queue, r.k.waiting}, value, r.k.channel)
+		return
+	}
 	r.q.round(cctx, r.timeout(), r.ttl, delScript, []string{r.k.lock}, value)
 }
 
