@@ -12,7 +12,9 @@ import (
 // gone. It has the layout of Apache Curator's DistributedBarrier, so Go and
 // Java clients can share one barrier on ZooKeeper.
 //
-// The node is persistent: a barrier outlives the session that set it.
+// The node is persistent: a barrier outlives the session that set it. Its
+// parent must be a usable name on the store: any absolute path on
+// ZooKeeper, a name with a parent such as "barriers/deploy" on etcd.
 type Barrier struct {
 	s    *Session
 	name string

@@ -9,6 +9,17 @@ import (
 	"sync"
 )
 
+// newUUID returns a random (version 4) UUID, the participant name Curator
+// uses.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
 // readyName is the node the n-th participant creates to open a double
 // barrier (as in the seeds and Curator's DistributedDoubleBarrier).
 const readyName = "ready"
@@ -63,9 +74,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return err
 	}
 	c := d.s.conn
-	var id [16]byte
-	_, _ = rand.Read(id[:])
-	me, err := c.Create(ctx, d.name, hex.EncodeToString(id[:]), nil, Ephemeral)
+	me, err := c.Create(ctx, d.name, newUUID(), nil, Ephemeral)
 	if err != nil {
 		return err
 	}
