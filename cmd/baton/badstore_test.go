@@ -35,6 +35,7 @@ func checkOneLine(t *testing.T, what, stderr string, code int, want string) {
 }
 
 func TestBadStores(t *testing.T) {
+	t.Parallel()
 	dead := closedPort(t)
 	// A proxy that accepts connections and never answers: the hang case.
 	hole := proxy.Start(t, closedPort(t))

@@ -36,6 +36,7 @@ func checkDemo(t *testing.T, out, stderr string, code int) {
 }
 
 func TestDemoEmbedded(t *testing.T) {
+	t.Parallel()
 	// BATON_STORE must not apply: the demo embeds its own etcd.
 	out, stderr, code := run(t, env("BATON_STORE=etcd://127.0.0.1:1"), "demo")
 	if !strings.HasPrefix(out, "baton demo: embedded etcd on 127.0.0.1:") {
@@ -45,6 +46,7 @@ func TestDemoEmbedded(t *testing.T) {
 }
 
 func TestDemoZooKeeper(t *testing.T) {
+	t.Parallel()
 	addr := zktest.Shared(t).Addr()
 	out, stderr, code := run(t, env(), "demo", "--store", "zk://"+addr)
 	checkDemo(t, out, stderr, code)

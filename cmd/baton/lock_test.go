@@ -24,6 +24,7 @@ func etcdEnv(t *testing.T) ([]string, string) {
 }
 
 func TestLockRunsCmdWithEnv(t *testing.T) {
+	t.Parallel()
 	eachStore(t, false, func(t *testing.T, _ testStore, e []string) {
 		out, stderr, code := run(t, e, "lock", "--ttl", "2s", "/jobs/nightly", "--", "sh", "-c", `echo "lock=$BATON_LOCK token=$BATON_TOKEN"; exit 3`)
 		if code != 3 {
@@ -43,6 +44,7 @@ func TestLockRunsCmdWithEnv(t *testing.T) {
 }
 
 func TestLockCmdNotFound(t *testing.T) {
+	t.Parallel()
 	e, _ := etcdEnv(t)
 	_, stderr, code := run(t, e, "lock", "x", "--", "/nonexistent/cmd")
 	if code != 127 || strings.Count(stderr, "\n") != 1 {
@@ -51,6 +53,7 @@ func TestLockCmdNotFound(t *testing.T) {
 }
 
 func TestLockTimeoutDoesNotRunCmd(t *testing.T) {
+	t.Parallel()
 	eachStore(t, false, func(t *testing.T, _ testStore, e []string) { lockTimeout(t, e) })
 }
 
@@ -80,6 +83,7 @@ func lockTimeout(t *testing.T, e []string) {
 }
 
 func TestLockForwardsSignalsToCmd(t *testing.T) {
+	t.Parallel()
 	e, _ := etcdEnv(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		p := start(t, e, "lock", "sig", "--", "sh", "-c",
@@ -103,6 +107,7 @@ func TestLockForwardsSignalsToCmd(t *testing.T) {
 }
 
 func TestLockSignalWhileWaitingLeavesNothing(t *testing.T) {
+	t.Parallel()
 	eachStore(t, true, func(t *testing.T, _ testStore, e []string) { signalWhileWaiting(t, e) })
 }
 
@@ -140,6 +145,7 @@ func waitStatus(t *testing.T, e []string, name string, n int) string {
 }
 
 func TestLockLostStopsCmdBeforeAnotherAcquires(t *testing.T) {
+	t.Parallel()
 	eachStoreProxied(t, func(t *testing.T, st testStore, direct, viaProxy []string, px *proxy.Proxy) {
 		log := filepath.Join(t.TempDir(), "log")
 		// The holder's CMD notes SIGTERM but ignores it: baton must SIGKILL
@@ -173,6 +179,7 @@ func TestLockLostStopsCmdBeforeAnotherAcquires(t *testing.T) {
 }
 
 func TestHoldWithoutCmdLost(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t)
 	px := proxy.Start(t, srv.Addr())
 	p := start(t, env("BATON_STORE=etcd://"+px.Addr()), "lock", "--ttl", "2s", "h")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -64,7 +65,7 @@ func (m *Main) status(ctx context.Context, args []string) error {
 	}
 	lctx, cancel := context.WithTimeout(ctx, sf.dial)
 	defer cancel()
-	kids, err := s.Session.Conn().Children(lctx, name)
+	kids, err := listNodes(lctx, s.Session.Conn(), name)
 	if err != nil {
 		return fmt.Errorf("status %s: %w", name, err)
 	}
@@ -75,6 +76,34 @@ func (m *Main) status(ctx context.Context, args []string) error {
 	}
 	m.printStatus(rep)
 	return nil
+}
+
+// listNodes lists name's children in order, reading each node whose
+// listing lacks its owner, token or age (ZooKeeper lists names only).
+// A node gone in between is left out.
+func listNodes(ctx context.Context, c baton.Conn, name string) ([]baton.Node, error) {
+	kids, err := c.Children(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := kids[:0]
+	for _, k := range kids {
+		if k.Token == 0 || k.Created.IsZero() {
+			_, n, err := c.Get(ctx, k.Path)
+			if errors.Is(err, baton.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			k.Token, k.Owner = n.Token, n.Owner
+			if k.Created.IsZero() {
+				k.Created = n.Created
+			}
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 // describe assigns roles in order: who holds, who waits, and what looks
@@ -123,7 +152,9 @@ func describe(name string, u store.URL, kids []baton.Node, now time.Time) status
 		if strings.Contains(k.Name, "__lock__") || strings.Contains(k.Name, "__rlock__") {
 			f := "kazoo node"
 			if curator {
-				f = "foreign: kazoo node under a Curator-layout path"
+				// kazoo counts only "__lock__" names as contenders: it does
+				// not wait for Curator-layout nodes, so both may hold.
+				f = "unsafe: kazoo node under a Curator-layout path (kazoo ignores Curator nodes, so both may hold)"
 			}
 			n.Flags = append(n.Flags, f)
 		}

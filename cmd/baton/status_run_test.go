@@ -7,6 +7,7 @@ import (
 )
 
 func TestStatusJSON(t *testing.T) {
+	t.Parallel()
 	e, u := etcdEnv(t)
 	holder := start(t, e, "lock", "st")
 	holder.waitOutput("BATON_TOKEN=", 10*time.Second)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestWrapFlag(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]string{
 		"_c_x-lock-0000000001":    "",
 		"_c_x-lock-2147483000":    "near",
@@ -27,6 +28,7 @@ func TestWrapFlag(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	u, _ := store.Parse("zk://h")
 	kids := []baton.Node{

@@ -34,6 +34,7 @@ func eachStore(t *testing.T, sessionsOnly bool, f func(t *testing.T, st testStor
 			continue
 		}
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			addr := st.start(t)
 			f(t, st, env("BATON_STORE="+st.url(addr)))
 		})
@@ -45,6 +46,7 @@ func eachStore(t *testing.T, sessionsOnly bool, f func(t *testing.T, st testStor
 func eachStoreProxied(t *testing.T, f func(t *testing.T, st testStore, direct, viaProxy []string, px *proxy.Proxy)) {
 	for _, st := range testStores {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			addr := st.start(t)
 			px := proxy.Start(t, addr)
 			f(t, st, env("BATON_STORE="+st.url(addr)), env("BATON_STORE="+st.url(px.Addr())), px)

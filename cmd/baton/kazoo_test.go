@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/zktest"
+)
+
+// kazooScript takes a kazoo Lock on argv[2] and holds it until stdin
+// closes.
+const kazooScript = `
+import sys
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1])
+zk.start()
+lock = zk.Lock(sys.argv[2], "kazoo")
+lock.acquire(timeout=30)
+print("kazoo acquired", flush=True)
+sys.stdin.read()
+lock.release()
+zk.stop()
+`
+
+// TestStatusFlagsKazooOnZooKeeper: kazoo's Lock counts only its own
+// "__lock__" nodes, so it takes a path that baton holds in Curator's
+// layout: the unsafe mix status must flag. (baton, like Curator's readers
+// of kazoo nodes, does count kazoo's node as a contender.)
+func TestStatusFlagsKazooOnZooKeeper(t *testing.T) {
+	t.Parallel()
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("kazoo not importable by %s: %v", python, err)
+		}
+		t.Skipf("kazoo not importable by %s: %v", python, err)
+	}
+	addr := zktest.Shared(t).Addr()
+	e := env("BATON_STORE=zk://" + addr)
+	holder := start(t, e, "lock", "/kz")
+	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+
+	kz := exec.Command(python, "-c", kazooScript, addr, "/kz")
+	var kout syncBuffer
+	kz.Stdout, kz.Stderr = &kout, &kout
+	stdin, err := kz.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kz.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kdone := make(chan error, 1)
+	go func() { kdone <- kz.Wait() }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kazoo output: %q", kout.String())
+		}
+		stdin.Close()
+		select {
+		case <-kdone:
+		case <-time.After(10 * time.Second):
+			_ = kz.Process.Kill()
+			<-kdone
+		}
+	})
+
+	out := waitStatus(t, e, "/kz", 2)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[2], "holder") || !strings.Contains(lines[2], "/kz/_c_") {
+		t.Fatalf("first contender is not baton's Curator-layout holder: %q", out)
+	}
+	if !strings.Contains(lines[3], "__lock__") || !strings.Contains(lines[3], "unsafe: kazoo node under a Curator-layout path") {
+		t.Errorf("kazoo node not flagged: %q", out)
+	}
+	// Owner, token and age come from each node's stat on ZooKeeper.
+	if !regexp.MustCompile(` holder +(0x)?[0-9a-f]+ +[0-9.]+m?s +[1-9][0-9]* `).MatchString(lines[2]) {
+		t.Errorf("holder row lacks session, age or token: %q", lines[2])
+	}
+	holder.signal(syscall.SIGINT)
+	if code := holder.wait(10 * time.Second); code != 0 {
+		t.Fatalf("holder exit %d", code)
+	}
+}

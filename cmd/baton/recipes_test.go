@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestElect(t *testing.T) {
+	t.Parallel()
+	e, _ := etcdEnv(t)
+	obs := start(t, e, "elect", "--observe", "--json", "/e")
+	obs.waitOutput(`"leader":false`, 10*time.Second)
+
+	a := start(t, e, "elect", "/e", "--value", "A", "--", "sh", "-c", `echo "ready $BATON_ELECTION $BATON_TOKEN"; exec sleep 30`)
+	a.waitOutput("ready /e ", 10*time.Second)
+	if !regexp.MustCompile(`ready /e [1-9][0-9]*\n`).MatchString(a.stdout.String()) {
+		t.Fatalf("CMD env: %q", a.stdout.String())
+	}
+	b := start(t, e, "elect", "/e", "--value", "B", "--", "echo", "B leads")
+	obs.waitOutput(`"value":"A"`, 10*time.Second)
+	if _, stderr, code := run(t, e, "elect", "--timeout", "300ms", "/e", "--", "true"); code != exitTimeout {
+		t.Fatalf("third candidate: exit %d %q, want 75", code, stderr)
+	}
+	// SIGTERM reaches A's CMD; A exits with its status and resigns; B leads.
+	a.signal(syscall.SIGTERM)
+	if code := a.wait(10 * time.Second); code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("A exit %d", code)
+	}
+	if code := b.wait(10 * time.Second); code != 0 || b.stdout.String() != "B leads\n" {
+		t.Fatalf("B exit %d out %q", code, b.stdout.String())
+	}
+	obs.waitOutput(`"value":"B"`, 10*time.Second)
+	obs.signal(syscall.SIGINT)
+	if code := obs.wait(10 * time.Second); code != 0 {
+		t.Fatalf("observer exit %d", code)
+	}
+	var values []string
+	for _, line := range strings.Split(strings.TrimSpace(obs.stdout.String()), "\n") {
+		var l leaderLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("observer line %q: %v", line, err)
+		}
+		if l.Leader {
+			values = append(values, l.Value)
+		}
+	}
+	if strings.Join(values, ",") != "A,B" {
+		t.Fatalf("leaders seen %q, want A then B", values)
+	}
+}
+
+func TestQueue(t *testing.T) {
+	t.Parallel()
+	e, _ := etcdEnv(t)
+	if _, stderr, code := run(t, e, "queue", "put", "/q", "a", "b c"); code != 0 {
+		t.Fatalf("put: %d %q", code, stderr)
+	}
+	p := start(t, e, "queue", "put", "/q")
+	// (stdin is /dev/null for start: no items)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("put from empty stdin: %d", code)
+	}
+	if out, _, code := run(t, e, "queue", "len", "/q"); code != 0 || out != "2\n" {
+		t.Fatalf("len: %d %q", code, out)
+	}
+	for _, want := range []string{"a\n", "b c\n"} {
+		if out, stderr, code := run(t, e, "queue", "take", "/q"); code != 0 || out != want {
+			t.Fatalf("take: %d %q %q, want %q", code, out, stderr, want)
+		}
+	}
+	if _, _, code := run(t, e, "queue", "take", "--timeout", "200ms", "/q"); code != exitTimeout {
+		t.Fatalf("take from empty queue: exit %d, want 75", code)
+	}
+	// A blocked taker gets the next item.
+	taker := start(t, e, "queue", "take", "/q")
+	if _, _, code := run(t, e, "queue", "put", "/q", "late"); code != 0 {
+		t.Fatal("put late")
+	}
+	if code := taker.wait(10 * time.Second); code != 0 || taker.stdout.String() != "late\n" {
+		t.Fatalf("blocked take: %d %q", code, taker.stdout.String())
+	}
+}
+
+func TestSemaphore(t *testing.T) {
+	t.Parallel()
+	e, _ := etcdEnv(t)
+	h1 := start(t, e, "semaphore", "-n", "2", "/s")
+	h2 := start(t, e, "semaphore", "-n", "2", "/s")
+	h1.waitOutput("BATON_SEMAPHORE=/s BATON_TOKEN=", 10*time.Second)
+	h2.waitOutput("BATON_SEMAPHORE=/s BATON_TOKEN=", 10*time.Second)
+	if _, _, code := run(t, e, "semaphore", "-n", "2", "--timeout", "300ms", "/s", "--", "true"); code != exitTimeout {
+		t.Fatalf("third holder: exit %d, want 75", code)
+	}
+	third := start(t, e, "semaphore", "-n", "2", "/s", "--", "sh", "-c", "exit 4")
+	h1.signal(syscall.SIGINT)
+	if code := third.wait(10 * time.Second); code != 4 {
+		t.Fatalf("third exit %d, want CMD's 4", code)
+	}
+	if _, stderr, code := run(t, e, "semaphore", "/s", "--", "true"); code != exitUsage || !strings.Contains(stderr, "-n N") {
+		t.Fatalf("without -n: %d %q", code, stderr)
+	}
+}
+
+func TestBarrier(t *testing.T) {
+	t.Parallel()
+	e, _ := etcdEnv(t)
+	if _, stderr, code := run(t, e, "barrier", "set", "/t/b"); code != 0 {
+		t.Fatalf("set: %d %q", code, stderr)
+	}
+	waiter := start(t, e, "barrier", "wait", "/t/b")
+	if _, _, code := run(t, e, "barrier", "wait", "--timeout", "200ms", "/t/b"); code != exitTimeout {
+		t.Fatalf("wait on a set barrier: exit %d, want 75", code)
+	}
+	if _, _, code := run(t, e, "barrier", "remove", "/t/b"); code != 0 {
+		t.Fatal("remove")
+	}
+	if code := waiter.wait(10 * time.Second); code != 0 {
+		t.Fatalf("waiter exit %d", code)
+	}
+	var ps []*proc
+	for range 3 {
+		ps = append(ps, start(t, e, "barrier", "double", "-n", "3", "/d", "--", "sh", "-c", `echo "in $BATON_BARRIER"`))
+	}
+	for _, p := range ps {
+		if code := p.wait(20 * time.Second); code != 0 || p.stdout.String() != "in /d\n" {
+			t.Fatalf("double barrier participant: %d %q %q", code, p.stdout.String(), p.stderr.String())
+		}
+	}
+}
+
+func TestServe(t *testing.T) {
+	t.Parallel()
+	p := start(t, env(), "serve", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0")
+	p.waitOutput("Ctrl-C stops\n", 30*time.Second)
+	m := regexp.MustCompile(`etcd serving on (127\.0\.0\.1:\d+)`).FindStringSubmatch(p.stdout.String())
+	if m == nil {
+		t.Fatalf("serve printed %q", p.stdout.String())
+	}
+	e := env("BATON_STORE=etcd://" + m[1])
+	if out, stderr, code := run(t, e, "lock", "/served", "--", "echo", "ok"); code != 0 || out != "ok\n" {
+		t.Fatalf("lock on served etcd: %d %q %q", code, out, stderr)
+	}
+	if etcdctl, err := exec.LookPath("etcdctl"); err == nil {
+		cmd := exec.Command(etcdctl, "--endpoints", m[1], "put", "k", "v")
+		cmd.Env = append(env(), "ETCDCTL_API=3")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "OK") {
+			t.Fatalf("etcdctl put: %v %q", err, out)
+		}
+	} else {
+		t.Logf("etcdctl not on PATH: skipping its check")
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(20 * time.Second); code != 0 || !strings.Contains(p.stdout.String(), "etcd stopped") {
+		t.Fatalf("serve exit %d, stdout %q", code, p.stdout.String())
+	}
+}
