@@ -143,7 +143,10 @@ func (q *ReliableQueue) claim(ctx context.Context, k Node) (it *Item, gone bool,
 	// The claim is created only while the item exists, so a claim never
 	// outlives an acked item, and a consumer behind others in the queue
 	// skips a taken item in one request.
-	cl := Node{Path: Join(q.claimsDir(), k.Name), Name: k.Name, Kind: k.Name}
+	// Owner marks the claim as ours: a backend that cannot learn its Token
+	// from the commit still tells it from another consumer's later claim
+	// of the same item (etcd compares the owning lease).
+	cl := Node{Path: Join(q.claimsDir(), k.Name), Name: k.Name, Kind: k.Name, Owner: q.s.ID()}
 	err = c.Commit(ctx, Node{Path: k.Path, Name: k.Name, Kind: k.Kind, Token: k.Token},
 		Op{Kind: OpCreate, Dir: q.claimsDir(), Name: k.Name, Flags: Ephemeral})
 	switch {
