@@ -76,3 +76,32 @@ func TestRedact(t *testing.T) {
 		t.Fatalf("bad URL error: %v", err)
 	}
 }
+
+func TestDialTLS(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{TLS: true, Users: []string{"bob on >bob-pw ~* &* +@all"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	u := "rediss://bob:bob-pw@" + srv.Addr() + "?ca_file=" + srv.CAFile()
+	c, err := redis.Dial(ctx, u)
+	if err != nil {
+		t.Fatalf("Dial %s: %v", redis.Redact(u), err)
+	}
+	defer c.Close()
+	m := redis.NewMutex(c, freshKey(t))
+	if _, err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Without our CA the server's certificate is refused; plain TCP is
+	// refused by the server.
+	for _, bad := range []string{"rediss://bob:bob-pw@" + srv.Addr(), "redis://bob:bob-pw@" + srv.Addr()} {
+		if c, err := redis.Dial(ctx, bad); err == nil {
+			_ = c.Close()
+			t.Fatalf("Dial %s succeeded", redis.Redact(bad))
+		} else if strings.Contains(err.Error(), "bob-pw") {
+			t.Fatalf("error leaks the password: %v", err)
+		}
+	}
+}

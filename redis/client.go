@@ -2,9 +2,11 @@ package redis
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 
@@ -35,21 +37,59 @@ func NewClient(rc goredis.UniversalClient) *Client {
 }
 
 // Dial connects to the server named by a URL, redis://[user:pass@]host:port[/db]
-// or rediss:// for TLS (go-redis's ParseURL query options apply), and
-// checks the connection and credentials with a PING, so a wrong password
-// fails here with an error satisfying IsAuthError. Errors never contain
-// the password. Close the Client when done.
+// or rediss:// for TLS, and checks the connection and credentials with a
+// PING, so a wrong password fails here with an error satisfying
+// IsAuthError. Errors never contain the password. Close the Client when
+// done.
+//
+// go-redis's ParseURL query options apply (dial_timeout, skip_verify, …),
+// plus ca_file=PATH: a PEM file of CAs to verify a rediss:// server with
+// instead of the system's.
 func Dial(ctx context.Context, rawURL string) (*Client, error) {
+	opt, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return dialOptions(ctx, opt, Redact(rawURL))
+}
+
+func parseURL(rawURL string) (*goredis.Options, error) {
 	safe := Redact(rawURL)
+	var caFile string
+	if u, err := url.Parse(rawURL); err == nil && u.Query().Has("ca_file") {
+		q := u.Query()
+		caFile = q.Get("ca_file")
+		q.Del("ca_file")
+		u.RawQuery = q.Encode()
+		rawURL = u.String()
+	}
 	opt, err := goredis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("redis: bad URL %s: %s", safe, scrub(err.Error(), rawURL))
+	}
+	if caFile != "" {
+		if opt.TLSConfig == nil {
+			return nil, fmt.Errorf("redis: bad URL %s: ca_file needs a rediss:// URL", safe)
+		}
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("redis: ca_file of %s: %w", safe, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("redis: ca_file %s of %s: no PEM certificates", caFile, safe)
+		}
+		opt.TLSConfig.RootCAs = pool
 	}
 	opt.ContextTimeoutEnabled = true
 	opt.MaxRetries = -1 // lock scripts are retried here, knowing what a retry means
 	if opt.DialerRetries <= 0 {
 		opt.DialerRetries = 1
 	}
+	return opt, nil
+}
+
+func dialOptions(ctx context.Context, opt *goredis.Options, safe string) (*Client, error) {
 	rc := goredis.NewClient(opt)
 	if err := rc.Ping(ctx).Err(); err != nil {
 		_ = rc.Close()

@@ -70,12 +70,11 @@ func DialRedlock(ctx context.Context, urls []string) (*Quorum, error) {
 		}
 		down = append(down, err)
 		// Keep a client for the master that is down: it reconnects.
-		opt, perr := goredis.ParseURL(urls[i])
+		opt, perr := parseURL(urls[i])
 		if perr != nil {
 			closeAll(clients)
 			return nil, err
 		}
-		opt.ContextTimeoutEnabled, opt.MaxRetries, opt.DialerRetries = true, -1, 1
 		clients[i] = NewClient(goredis.NewClient(opt))
 		clients[i].own, clients[i].url = true, Redact(urls[i])
 	}

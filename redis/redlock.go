@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"sync"
 	"time"
 
@@ -25,7 +26,7 @@ const noQuorumRounds = 3
 //
 // To acquire, it sends SET K value NX PX ttl (as a script that also
 // returns the holder's remaining ttl) to all masters in parallel, each
-// bounded by a small timeout (ttl/50, between 50ms and 200ms). It holds the
+// bounded by a small timeout (ttl/50, between 100ms and 200ms). It holds the
 // lock if at least N/2+1 granted it and the validity, ttl minus the time
 // the round took minus the drift allowance (ttl×0.01 + 2ms), is positive;
 // validity is measured on the monotonic clock from when the round was
@@ -44,9 +45,10 @@ const noQuorumRounds = 3
 // on bounded clock drift and no clock jumps, and on masters not losing
 // keys (fsync, or the restart guard above). See the package doc.
 //
-// When fewer than a majority of masters answer, TryLock fails at once and
-// Lock after three rounds (a fraction of the ttl), with an error wrapping
-// ErrNoQuorum. A Redlock value is one
+// When fewer than a majority of masters answer, TryLock fails at once with
+// an error wrapping ErrNoQuorum; so does Lock, after three rounds (a
+// fraction of the ttl), when the others refuse connections. Masters that
+// time out may only be slow: Lock keeps trying them until ctx ends. A Redlock value is one
 // holder, re-entrant; it must not be copied after first use.
 type Redlock struct {
 	q   *Quorum
@@ -119,7 +121,7 @@ func (r *Redlock) Held() bool {
 }
 
 func (r *Redlock) timeout() time.Duration {
-	return min(max(r.ttl/50, 50*time.Millisecond), 200*time.Millisecond)
+	return min(max(r.ttl/50, 100*time.Millisecond), 200*time.Millisecond)
 }
 
 func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
@@ -150,13 +152,16 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	for {
 		start := time.Now()
 		rs := r.q.round(ctx, r.timeout(), r.ttl, setnxScript, []string{r.k.lock}, value, r.ttl.Milliseconds())
-		granted, reachable, guarded := 0, 0, 0
+		granted, reachable, guarded, slow := 0, 0, 0, 0
 		var errs []error
 		var wait time.Duration = -1
 		for _, x := range rs {
 			switch {
 			case x.err != nil:
 				errs = append(errs, x.err)
+				if isTimeout(x.err) {
+					slow++
+				}
 				continue
 			case x.val == -3 && x.trusted:
 				granted++
@@ -175,9 +180,12 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		// Too few answers: fail fast when the silent masters refused us
+		// (down); masters that merely timed out may be slow, so Lock keeps
+		// trying them.
 		if reachable >= r.q.majority() {
 			noQuorum = 0
-		} else if noQuorum++; try || noQuorum >= noQuorumRounds {
+		} else if noQuorum++; try || (reachable+slow < r.q.majority() && noQuorum >= noQuorumRounds) {
 			return nil, fmt.Errorf("%w: %s: %d of %d answered, need %d: %w",
 				ErrNoQuorum, r.k.lock, reachable, len(rs), r.q.majority(), errors.Join(errs...))
 		}
@@ -248,6 +256,11 @@ func (r *Redlock) listen(ctx context.Context) chan string {
 		}()
 	}
 	return out
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // clean deletes our value on every master after a failed attempt. When we

@@ -33,6 +33,9 @@ type Config struct {
 	// Users are ACL user rules, one per user, as in redis.conf after the
 	// "user" keyword, e.g. "alice on >secret ~* &* +@all".
 	Users []string
+	// TLS makes the server accept only TLS connections, with a certificate
+	// for 127.0.0.1 signed by a throwaway CA (see Server.CAFile).
+	TLS bool
 }
 
 // Server is one redis-server process.
@@ -41,6 +44,7 @@ type Server struct {
 	cfg  Config
 	dir  string
 	port int
+	tls  tlsFiles
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -68,6 +72,11 @@ func Start(t testing.TB, cfg Config) *Server {
 	bin := Binary(t)
 	s := &Server{t: t, cfg: cfg, dir: t.TempDir()}
 	var err error
+	if cfg.TLS {
+		if s.tls, err = writeTLS(s.dir); err != nil {
+			t.Fatalf("redistest: certificates: %v", err)
+		}
+	}
 	for range 5 { // a free port may be taken between probe and bind
 		s.port, err = freePort()
 		if err != nil {
@@ -97,8 +106,18 @@ func StartN(t testing.TB, n int, cfg Config) []*Server {
 // Addr is host:port of the server.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
 
-// URL is a redis:// URL for the server, without credentials.
-func (s *Server) URL() string { return "redis://" + s.Addr() }
+// URL is a redis:// URL for the server (rediss:// with TLS), without
+// credentials.
+func (s *Server) URL() string {
+	if s.cfg.TLS {
+		return "rediss://" + s.Addr()
+	}
+	return "redis://" + s.Addr()
+}
+
+// CAFile is the PEM file of the CA that signed a TLS server's certificate
+// ("" without TLS).
+func (s *Server) CAFile() string { return s.tls.CA }
 
 // Running reports whether the process is up.
 func (s *Server) Running() bool {
@@ -166,7 +185,13 @@ func (s *Server) signal(sig syscall.Signal) {
 
 func (s *Server) writeConfig() (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "port %d\nbind 127.0.0.1\ndir %s\n", s.port, s.dir)
+	if s.cfg.TLS {
+		fmt.Fprintf(&b, "port 0\ntls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\ntls-auth-clients no\n",
+			s.port, s.tls.Cert, s.tls.Key, s.tls.CA)
+	} else {
+		fmt.Fprintf(&b, "port %d\n", s.port)
+	}
+	fmt.Fprintf(&b, "bind 127.0.0.1\ndir %s\n", s.dir)
 	b.WriteString("save \"\"\nappendonly no\ndaemonize no\nprotected-mode no\nloglevel notice\nlogfile \"\"\n")
 	if s.cfg.Password != "" {
 		fmt.Fprintf(&b, "requirepass %s\n", s.cfg.Password)
