@@ -25,13 +25,16 @@ func etcdEnv(t *testing.T) ([]string, string) {
 
 func TestLockRunsCmdWithEnv(t *testing.T) {
 	t.Parallel()
-	eachStore(t, false, func(t *testing.T, _ testStore, e []string) {
+	eachStore(t, false, func(t *testing.T, st testStore, e []string) {
 		out, stderr, code := run(t, e, "lock", "--ttl", "2s", "/jobs/nightly", "--", "sh", "-c", `echo "lock=$BATON_LOCK token=$BATON_TOKEN"; exit 3`)
 		if code != 3 {
 			t.Fatalf("exit %d, want CMD's 3; stderr %q", code, stderr)
 		}
-		if !regexp.MustCompile(`^lock=/jobs/nightly token=[1-9][0-9]*\n$`).MatchString(out) {
+		if !regexp.MustCompile(`^lock=/jobs/nightly token=[0-9]+\n$`).MatchString(out) {
 			t.Fatalf("CMD saw %q", out)
+		}
+		if !st.tokens {
+			return
 		}
 		// Tokens grow with each acquisition.
 		out2, _, code := run(t, e, "lock", "/jobs/nightly", "--", "sh", "-c", `echo $BATON_TOKEN`)
@@ -146,7 +149,7 @@ func waitStatus(t *testing.T, e []string, name string, n int) string {
 
 func TestLockLostStopsCmdBeforeAnotherAcquires(t *testing.T) {
 	t.Parallel()
-	eachStoreProxied(t, func(t *testing.T, st testStore, direct, viaProxy []string, px *proxy.Proxy) {
+	eachStoreProxied(t, func(t *testing.T, st testStore, direct, viaProxy []string, cut func()) {
 		log := filepath.Join(t.TempDir(), "log")
 		// The holder's CMD notes SIGTERM but ignores it: baton must SIGKILL
 		// it after --kill-after.
@@ -158,7 +161,7 @@ func TestLockLostStopsCmdBeforeAnotherAcquires(t *testing.T) {
 			waitStatus(t, direct, "/cut", 2)
 		}
 
-		px.Cut()
+		cut()
 		if code := holder.wait(20 * time.Second); code != exitLost {
 			t.Fatalf("holder exit %d, want 76; stderr %q", code, holder.stderr.String())
 		}

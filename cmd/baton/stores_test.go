@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/internal/etcdtest"
@@ -12,18 +13,29 @@ import (
 // testStore is one kind of real server the CLI tests run against.
 type testStore struct {
 	name string
-	// start runs a server for t and returns its host:port.
-	start func(t *testing.T) string
-	// url makes a --store URL for an address.
-	url func(addr string) string
+	// start runs the servers for t and returns their host:port.
+	start func(t *testing.T) []string
+	// scheme makes the --store URL: scheme://host:port,…
+	scheme string
 	// sessions: the store has sessions (every recipe), not only locks.
 	sessions bool
+	// tokens: locks carry fencing tokens (Redlock's are 0).
+	tokens bool
 }
 
+func (st testStore) url(addrs []string) string { return st.scheme + "://" + strings.Join(addrs, ",") }
+
 var testStores = []testStore{
-	{"etcd", func(t *testing.T) string { return etcdtest.Start(t).Addr() }, func(a string) string { return "etcd://" + a }, true},
-	{"zk", func(t *testing.T) string { return zktest.Shared(t).Addr() }, func(a string) string { return "zk://" + a }, true},
-	{"redis", func(t *testing.T) string { return redistest.Start(t, redistest.Config{}).Addr() }, func(a string) string { return "redis://" + a }, false},
+	{"etcd", func(t *testing.T) []string { return []string{etcdtest.Start(t).Addr()} }, "etcd", true, true},
+	{"zk", func(t *testing.T) []string { return []string{zktest.Shared(t).Addr()} }, "zk", true, true},
+	{"redis", func(t *testing.T) []string { return []string{redistest.Start(t, redistest.Config{}).Addr()} }, "redis", false, true},
+	{"redlock", func(t *testing.T) []string {
+		var addrs []string
+		for _, s := range redistest.StartN(t, 3, redistest.Config{}) {
+			addrs = append(addrs, s.Addr())
+		}
+		return addrs
+	}, "redlock", false, false},
 }
 
 // eachStore runs f against every store kind as a subtest, with baton's
@@ -35,21 +47,33 @@ func eachStore(t *testing.T, sessionsOnly bool, f func(t *testing.T, st testStor
 		}
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
-			addr := st.start(t)
-			f(t, st, env("BATON_STORE="+st.url(addr)))
+			addrs := st.start(t)
+			f(t, st, env("BATON_STORE="+st.url(addrs)))
 		})
 	}
 }
 
-// eachStoreProxied is eachStore with a fault proxy in front of the server:
-// f gets the direct and the proxied environments.
-func eachStoreProxied(t *testing.T, f func(t *testing.T, st testStore, direct, viaProxy []string, px *proxy.Proxy)) {
+// eachStoreProxied is eachStore with a fault proxy in front of each
+// server: f gets the direct and the proxied environments, and cut, which
+// cuts every proxy.
+func eachStoreProxied(t *testing.T, f func(t *testing.T, st testStore, direct, viaProxy []string, cut func())) {
 	for _, st := range testStores {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
-			addr := st.start(t)
-			px := proxy.Start(t, addr)
-			f(t, st, env("BATON_STORE="+st.url(addr)), env("BATON_STORE="+st.url(px.Addr())), px)
+			addrs := st.start(t)
+			var pxs []*proxy.Proxy
+			var paddrs []string
+			for _, a := range addrs {
+				px := proxy.Start(t, a)
+				pxs = append(pxs, px)
+				paddrs = append(paddrs, px.Addr())
+			}
+			cut := func() {
+				for _, px := range pxs {
+					px.Cut()
+				}
+			}
+			f(t, st, env("BATON_STORE="+st.url(addrs)), env("BATON_STORE="+st.url(paddrs)), cut)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -21,10 +20,10 @@ var silence sync.Once
 
 // openRedis dials a single Redis server (PING checks the credentials).
 func openRedis(ctx context.Context, u URL, o Options) (*Store, error) {
-	if u.Scheme == Redlock {
-		return nil, fmt.Errorf("%w yet: redlock", ErrUnavailable)
-	}
 	silence.Do(func() { goredis.SetLogger(quiet{}) })
+	if u.Scheme == Redlock {
+		return openRedlock(ctx, u, o)
+	}
 	c, err := redis.Dial(ctx, u.format(false))
 	if err != nil {
 		return nil, err
@@ -56,3 +55,44 @@ type redisHold struct {
 
 func (h redisHold) Lease() *baton.Lease              { return h.l }
 func (h redisHold) Unlock(ctx context.Context) error { return h.m.Unlock(ctx) }
+
+// openRedlock dials every master of a redlock:// URL (a majority must
+// answer).
+func openRedlock(ctx context.Context, u URL, o Options) (*Store, error) {
+	urls := make([]string, len(u.Hosts))
+	for i, h := range u.Hosts {
+		one := u
+		one.Scheme, one.Hosts = Redis, []string{h}
+		urls[i] = one.format(false)
+	}
+	q, err := redis.DialRedlock(ctx, urls)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{URL: u, Locker: &redlockLocker{q: q, ttl: o.TTL}}, nil
+}
+
+// redlockLocker takes Redlocks over a quorum of masters.
+type redlockLocker struct {
+	q   *redis.Quorum
+	ttl time.Duration
+}
+
+func (l *redlockLocker) Lock(ctx context.Context, name string) (Unlocker, error) {
+	r := redis.NewRedlock(l.q, name, redis.WithTTL(l.ttl))
+	lease, err := r.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return redlockHold{r: r, l: lease}, nil
+}
+
+func (l *redlockLocker) Close() error { return l.q.Close() }
+
+type redlockHold struct {
+	r *redis.Redlock
+	l *baton.Lease
+}
+
+func (h redlockHold) Lease() *baton.Lease              { return h.l }
+func (h redlockHold) Unlock(ctx context.Context) error { return h.r.Unlock(ctx) }
