@@ -125,6 +125,7 @@ func (h *hub) run(ps *goredis.PubSub) {
 	defer close(h.exited)
 	backoff := time.NewTimer(0)
 	<-backoff.C
+	delay := 50 * time.Millisecond
 	for {
 		msg, err := ps.Receive(context.Background())
 		select {
@@ -134,7 +135,8 @@ func (h *hub) run(ps *goredis.PubSub) {
 		}
 		if err != nil {
 			h.lostContact()
-			backoff.Reset(50 * time.Millisecond)
+			backoff.Reset(delay)
+			delay = min(2*delay, time.Second)
 			select {
 			case <-backoff.C:
 			case <-h.quit:
@@ -142,6 +144,7 @@ func (h *hub) run(ps *goredis.PubSub) {
 			}
 			continue
 		}
+		delay = 50 * time.Millisecond
 		switch m := msg.(type) {
 		case *goredis.Subscription:
 			if m.Kind == "subscribe" {
