@@ -76,12 +76,11 @@ func (m *Mutex) TryLock(ctx context.Context) (*baton.Lease, error) { return m.ac
 // Unlock releases one level of the lock; the last level deletes the key
 // (only if it still holds our value) and wakes the next waiter. Unlock
 // without a hold returns baton.ErrNotHeld; after a loss, an error wrapping
-// baton.ErrLost.
+// baton.ErrLost. The release is sent even if ctx is already cancelled
+// (bounded by a couple of seconds).
 func (m *Mutex) Unlock(ctx context.Context) error {
-	select {
-	case m.turn <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := m.enter(ctx); err != nil {
+		return err
 	}
 	defer func() { <-m.turn }()
 	m.mu.Lock()
@@ -100,7 +99,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 
 	h.stopRenewal()
 	lost := h.lease.Err()
-	ok, err := m.release(ctx, h.value)
+	// The release must happen even if ctx is cancelled now.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	ok, err := m.release(rctx, h.value)
 	h.end(baton.ErrNotHeld)
 	h.wait()
 	switch {
@@ -114,6 +116,22 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return nil
 }
 
+// enter takes this handle's turn (one call at a time), preferring it to
+// an already cancelled ctx.
+func (m *Mutex) enter(ctx context.Context) error {
+	select {
+	case m.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case m.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Held reports whether this handle holds the lock (its lease is live).
 func (m *Mutex) Held() bool {
 	m.mu.Lock()
@@ -122,10 +140,8 @@ func (m *Mutex) Held() bool {
 }
 
 func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
-	select {
-	case m.turn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := m.enter(ctx); err != nil {
+		return nil, err
 	}
 	defer func() { <-m.turn }()
 	m.mu.Lock()

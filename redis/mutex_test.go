@@ -353,3 +353,23 @@ func TestMutexTokensSurviveRestart(t *testing.T) {
 	}
 	_ = m.Unlock(ctx)
 }
+
+// TestMutexUnlockCancelledCtx: a cancelled ctx still releases the lock.
+func TestMutexUnlockCancelledCtx(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	key := freshKey(t)
+	m := redis.NewMutex(c, key, redis.WithTTL(5*time.Second))
+	if _, err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := m.Unlock(done); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.Redis().Exists(ctx, key).Result(); n != 0 {
+		t.Fatal("lock key left behind by Unlock with a cancelled ctx")
+	}
+}

@@ -85,10 +85,8 @@ func (r *Redlock) TryLock(ctx context.Context) (*baton.Lease, error) { return r.
 // baton.ErrNotHeld without a hold, and an error wrapping baton.ErrLost if
 // the lease was lost.
 func (r *Redlock) Unlock(ctx context.Context) error {
-	select {
-	case r.turn <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := r.enter(ctx); err != nil {
+		return err
 	}
 	defer func() { <-r.turn }()
 	r.mu.Lock()
@@ -107,10 +105,28 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 
 	h.stopRenewal()
 	lost := h.lease.Err()
-	r.q.round(ctx, r.timeout(), r.ttl, releaseScript, []string{r.k.lock, r.k.token, r.k.queue, r.k.waiting}, h.value, r.k.channel)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	r.q.round(rctx, r.timeout(), r.ttl, releaseScript, []string{r.k.lock, r.k.token, r.k.queue, r.k.waiting}, h.value, r.k.channel)
 	h.end(baton.ErrNotHeld)
 	h.wait()
 	return lost
+}
+
+// enter takes this handle's turn (one call at a time), preferring it to
+// an already cancelled ctx.
+func (r *Redlock) enter(ctx context.Context) error {
+	select {
+	case r.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case r.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Held reports whether this handle holds the lock (its lease is live).
@@ -125,10 +141,8 @@ func (r *Redlock) timeout() time.Duration {
 }
 
 func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
-	select {
-	case r.turn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := r.enter(ctx); err != nil {
+		return nil, err
 	}
 	defer func() { <-r.turn }()
 	r.mu.Lock()
