@@ -73,7 +73,7 @@ func testBarrierWait(t *testing.T, h Harness) {
 func testBarrierCancel(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t) + "/barrier"
-	s := h.Open(t, 0)
+	s := h.Open(t, LoadTTL)
 	b := baton.NewBarrier(s, name)
 	if err := b.Set(ctx); err != nil {
 		t.Fatal(err)

@@ -332,7 +332,7 @@ func testElectionRunPartition(t *testing.T, h Harness) {
 	}
 	ctx := testCtx(t)
 	name := h.Path(t)
-	ss := sessions(t, h, 3)
+	ss := shortSessions(t, h, 3)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	log, res := runCandidates(rctx, t, h, name, ss)

@@ -259,7 +259,7 @@ func testMutexLostFirst(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t)
 	holderS := h.Open(t, 0)
-	other := h.Open(t, 0)
+	other := h.Open(t, LoadTTL)
 	held, err := baton.NewMutex(holderS, name).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +347,7 @@ func testMutexWaiterLost(t *testing.T, h Harness) {
 
 func testMutexInvalidName(t *testing.T, h Harness) {
 	ctx := testCtx(t)
-	s := h.Open(t, 0)
+	s := h.Open(t, LoadTTL)
 	for _, name := range []string{"", "bad\x00name", "a/../b"} {
 		_, err := baton.NewMutex(s, name).TryLock(ctx)
 		if !errors.Is(err, baton.ErrInvalidName) {
@@ -387,7 +387,7 @@ func testMutexTryLock(t *testing.T, h Harness) {
 func testMutexReentrant(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t)
-	s := h.Open(t, 0)
+	s := h.Open(t, LoadTTL)
 	m := baton.NewMutex(s, name)
 	l1, err := m.Lock(ctx)
 	if err != nil {

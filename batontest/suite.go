@@ -70,11 +70,27 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// sessions opens n sessions with the harness default TTL.
+// LoadTTL is the session TTL of tests that do not measure expiry: long
+// enough that a starved test machine (the race detector, parallel test
+// binaries) never loses a session by accident. Tests about expiry use
+// h.Expire, or short sessions where they need the TTL to run out.
+const LoadTTL = 10 * time.Second
+
+// sessions opens n sessions with LoadTTL.
 func sessions(t *testing.T, h Harness, n int) []*baton.Session {
+	return sessionsTTL(t, h, n, LoadTTL)
+}
+
+// shortSessions opens n sessions with the harness's short test TTL, for
+// tests that wait for a TTL to run out.
+func shortSessions(t *testing.T, h Harness, n int) []*baton.Session {
+	return sessionsTTL(t, h, n, 0)
+}
+
+func sessionsTTL(t *testing.T, h Harness, n int, ttl time.Duration) []*baton.Session {
 	ss := make([]*baton.Session, n)
 	for i := range ss {
-		ss[i] = h.Open(t, 0)
+		ss[i] = h.Open(t, ttl)
 	}
 	return ss
 }
@@ -100,7 +116,7 @@ func observer(t *testing.T, h Harness) *baton.Session {
 	if v, ok := observers.Load(t); ok && v.(*baton.Session).Err() == nil {
 		return v.(*baton.Session)
 	}
-	s := h.Open(t, 0)
+	s := h.Open(t, LoadTTL)
 	if _, loaded := observers.Swap(t, s); !loaded {
 		t.Cleanup(func() { observers.Delete(t) })
 	}

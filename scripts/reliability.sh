@@ -37,7 +37,7 @@ test -s "$tmp/table.md" || { echo "the fault suite wrote no table"; exit 1; }
   echo "their fencing tokens: no overlap, tokens strictly increasing) and"
   echo "reports violations, which must be 0. Recovery and margin columns give"
   echo "min / median / max. CI runs a bounded version of the same suite"
-  echo "(\`go test ./reliability/\`: fewer runs, a 6 s soak, 25 lost replies)."
+  echo "(\`go test ./reliability/\`: fewer runs, an 8 s soak, 25 lost replies)."
   echo
   cat "$tmp/table.md"
   grep -hoE '[a-z]+: [0-9]+ lost create replies, [0-9]+ exclusive sections, [0-9]+ orphans' "$tmp/drops.log" |

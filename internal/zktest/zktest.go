@@ -205,7 +205,9 @@ func (s *Server) waitReady(limit time.Duration) error {
 			return errors.New("java exited")
 		default:
 		}
-		if out, err := s.FourLetter("ruok"); err == nil && out == "imok" {
+		// ruok answers imok before the server serves requests; srvr
+		// names the server's mode only once it does.
+		if out, err := s.FourLetter("srvr"); err == nil && strings.Contains(out, "Mode: ") {
 			return nil
 		}
 		select {
