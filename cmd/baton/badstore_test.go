@@ -47,6 +47,11 @@ func TestBadStores(t *testing.T) {
 	}{
 		{"refused", []string{"lock", "--store", "etcd://" + dead, "--dial-timeout", "1s", "x", "--", "true"}, "cannot reach store etcd://" + dead + " within 1s"},
 		{"blackholed", []string{"status", "--store", "etcd://" + hole.Addr(), "--dial-timeout", "1s", "x"}, "cannot reach store"},
+		{"zk refused", []string{"lock", "--store", "zk://" + dead, "--dial-timeout", "1s", "/x", "--", "true"}, "cannot reach store zk://" + dead},
+		{"zk blackholed", []string{"status", "--store", "zk://" + hole.Addr(), "--dial-timeout", "1s", "/x"}, "cannot reach store"},
+		{"redis blackholed", []string{"lock", "--store", "redis://:pw@" + hole.Addr(), "--dial-timeout", "1s", "x"}, "redis://:xxxxx@"},
+		{"redlock refused", []string{"lock", "--store", "redlock://" + dead + "," + closedPort(t) + ",127.0.0.1:1", "--dial-timeout", "1s", "x"}, "cannot reach store redlock://"},
+		{"zk bad name", []string{"lock", "--store", "zk://" + dead, "--dial-timeout", "1s", "x"}, ""},
 		{"env store", []string{"queue", "len", "--dial-timeout", "1s", "q"}, "cannot reach store"},
 		{"bad scheme", []string{"lock", "--store", "consul://h:1", "x"}, "unknown scheme"},
 		{"bad port", []string{"lock", "--store", "etcd://h:99999", "x"}, "not a port"},
@@ -57,7 +62,7 @@ func TestBadStores(t *testing.T) {
 		{"empty cmd", []string{"lock", "--store", "etcd://" + dead, "x", "--"}, "no CMD"},
 		{"bad flag", []string{"lock", "--nope", "x"}, "flag provided but not defined"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
-		{"redis recipe", []string{"queue", "len", "--store", "redis://" + dead, "--dial-timeout", "1s", "q"}, ""},
+		{"redis recipe", []string{"queue", "len", "--store", "redis://" + dead, "--dial-timeout", "1s", "q"}, "queue needs zk:// or etcd://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -71,14 +71,11 @@ func (m *Main) demo(ctx context.Context, args []string) error {
 		sf.url = "etcd://" + srv.Addr()
 		fmt.Fprintf(d.out, "baton demo: embedded etcd on %s (pass --store URL to use ZooKeeper or another etcd)\n", srv.Addr())
 	}
-	s, err := m.open(ctx, &sf)
+	s, err := m.openFor(ctx, sigs, &sf, "demo")
 	if err != nil {
 		return err
 	}
 	defer closeStore(s)
-	if err := s.NeedSession("demo"); err != nil {
-		return err
-	}
 	d.store, d.session = s.URL, s.Session
 	fmt.Fprintf(d.out, "store %s, session TTL %v, names under %s\n\n", s.URL, d.ttl, d.prefix)
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/store"
 )
 
 // elect is `baton elect [flags] NAME [--value V] [-- CMD [ARG…]]` and
@@ -41,14 +40,11 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	}
 	sigs := catchSignals()
 	defer sigs.stop()
-	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, &sf) })
+	s, err := m.openFor(ctx, sigs, &sf, "elect")
 	if err != nil {
 		return err
 	}
 	defer closeStore(s)
-	if err := s.NeedSession("elect"); err != nil {
-		return err
-	}
 	e := baton.NewElection(s.Session, name)
 	if *observe {
 		return m.observe(ctx, sigs, s.Session, e, *asJSON)

@@ -153,6 +153,11 @@ func wrapExit(err error, format string, a ...any) error {
 // openFor opens the store (a signal cancels the dial) and, if what is not
 // "", insists on a session store for that recipe.
 func (m *Main) openFor(ctx context.Context, sigs *signals, sf *storeFlags, what string) (*store.Store, error) {
+	if u, err := store.Parse(sf.url); err == nil && what != "" {
+		if err := u.NeedSession(what); err != nil {
+			return nil, usageErr("%v", err)
+		}
+	}
 	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, sf) })
 	if err != nil {
 		return nil, err

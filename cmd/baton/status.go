@@ -55,21 +55,31 @@ func (m *Main) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := m.open(ctx, &sf)
+	u, err := store.Parse(sf.url)
 	if err != nil {
-		return err
+		return usageErr("%v", err)
 	}
-	defer closeStore(s)
-	if err := s.NeedSession("status"); err != nil {
-		return err
+	var rep statusReport
+	if !u.HasSessions() {
+		locks, err := store.InspectRedis(ctx, u, name, sf.dial)
+		if err != nil {
+			return err
+		}
+		rep = describeRedis(name, u, locks)
+	} else {
+		s, err := m.open(ctx, &sf)
+		if err != nil {
+			return err
+		}
+		defer closeStore(s)
+		lctx, cancel := context.WithTimeout(ctx, sf.dial)
+		defer cancel()
+		kids, err := listNodes(lctx, s.Session.Conn(), name)
+		if err != nil {
+			return fmt.Errorf("status %s: %w", name, err)
+		}
+		rep = describe(name, s.URL, kids, time.Now())
 	}
-	lctx, cancel := context.WithTimeout(ctx, sf.dial)
-	defer cancel()
-	kids, err := listNodes(lctx, s.Session.Conn(), name)
-	if err != nil {
-		return fmt.Errorf("status %s: %w", name, err)
-	}
-	rep := describe(name, s.URL, kids, time.Now())
 	if *asJSON {
 		enc := json.NewEncoder(m.Stdout)
 		return enc.Encode(rep)
@@ -171,6 +181,38 @@ func describe(name string, u store.URL, kids []baton.Node, now time.Time) status
 		}
 		rep.Nodes = append(rep.Nodes, n)
 	}
+	return rep
+}
+
+// describeRedis lists each server's holder and waiters of a Redis lock;
+// on Redlock a holder counts once it holds a majority of the servers.
+func describeRedis(name string, u store.URL, locks []store.RedisLock) statusReport {
+	rep := statusReport{Name: name, Store: u.String(), Nodes: []statusNode{}}
+	votes := map[string]int{}
+	waiting := map[string]bool{}
+	for _, l := range locks {
+		if l.Holder != "" {
+			votes[l.Holder]++
+			rep.Nodes = append(rep.Nodes, statusNode{Pos: len(rep.Nodes) + 1, Role: "holder", Session: l.Holder,
+				Token: l.Token, Kind: baton.KindLock, Node: name + "@" + l.Server,
+				Flags: []string{fmt.Sprintf("ttl %v left", l.Left.Round(time.Millisecond))}})
+		}
+		for i, w := range l.Waiters {
+			waiting[w] = true
+			rep.Nodes = append(rep.Nodes, statusNode{Pos: len(rep.Nodes) + 1, Role: "waiter", Session: w,
+				Seq: int64(i + 1), Kind: baton.KindLock, Node: name + ":queue@" + l.Server})
+		}
+	}
+	need := 1
+	if u.Scheme == store.Redlock {
+		need = len(locks)/2 + 1
+	}
+	for _, n := range votes {
+		if n >= need {
+			rep.Holders++
+		}
+	}
+	rep.Waiters = len(waiting)
 	return rep
 }
 

@@ -38,3 +38,48 @@ func TestStatusJSON(t *testing.T) {
 		t.Fatalf("status %q, want %q", out, want)
 	}
 }
+
+func TestStatusRedis(t *testing.T) {
+	t.Parallel()
+	for _, st := range testStores {
+		if st.sessions {
+			continue
+		}
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			addrs := st.start(t)
+			e := env("BATON_STORE=" + st.url(addrs))
+			holder := start(t, e, "lock", "--ttl", "2s", "rs")
+			holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+			waiter := start(t, e, "lock", "--ttl", "2s", "rs", "--", "true")
+			// Redis waiters queue in K:queue; Redlock waiters do not queue.
+			want := 1
+			if st.scheme == "redlock" {
+				want = 0
+			}
+			var rep statusReport
+			deadline := time.Now().Add(10 * time.Second)
+			for first := true; first || rep.Waiters != want; first = false {
+				out, stderr, code := run(t, e, "status", "--json", "rs")
+				if code != 0 {
+					t.Fatalf("status: %d %q", code, stderr)
+				}
+				if err := json.Unmarshal([]byte(out), &rep); err != nil {
+					t.Fatalf("%v: %q", err, out)
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("status never showed the waiter: %q", out)
+				}
+				<-time.After(20 * time.Millisecond) // poll interval
+			}
+			if rep.Holders != 1 || rep.Nodes[0].Role != "holder" || rep.Nodes[0].Session == "" ||
+				len(rep.Nodes) != len(addrs)+want {
+				t.Fatalf("report %+v", rep)
+			}
+			holder.signal(2)
+			if code := waiter.wait(10 * time.Second); code != 0 {
+				t.Fatalf("waiter exit %d", code)
+			}
+		})
+	}
+}

@@ -77,9 +77,17 @@ func (s *Store) Close(ctx context.Context) error {
 
 // NeedSession returns an error naming the recipe when the store has no
 // sessions (Redis supports locks only).
-func (s *Store) NeedSession(what string) error {
-	if s.Session == nil {
-		return fmt.Errorf("%s needs zk:// or etcd:// (%s:// offers locks only)", what, s.URL.Scheme)
+func (s *Store) NeedSession(what string) error { return s.URL.NeedSession(what) }
+
+// HasSessions reports whether the store kind has sessions (ZooKeeper,
+// etcd) and so every recipe; Redis kinds have locks only.
+func (u URL) HasSessions() bool { return !u.isRedis() }
+
+// NeedSession returns an error naming the recipe when the store kind has
+// no sessions (Redis supports locks only).
+func (u URL) NeedSession(what string) error {
+	if u.isRedis() {
+		return fmt.Errorf("%s needs zk:// or etcd:// (%s:// offers locks only)", what, u.Scheme)
 	}
 	return nil
 }
@@ -127,7 +135,10 @@ func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return nil, fmt.Errorf("%w %s within %v: %s", ErrUnreachable, u, o.DialTimeout, oneLine(r.err))
+	if errors.Is(r.err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w %s within %v: %s", ErrUnreachable, u, o.DialTimeout, oneLine(r.err))
+	}
+	return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, oneLine(r.err))
 }
 
 func open(ctx context.Context, u URL, o Options) (*Store, error) {

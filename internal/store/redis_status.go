@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// RedisLock is what one Redis server says about a lock named K (the key
+// layout of package redis: K, K:token, K:queue).
+type RedisLock struct {
+	// Server is the server's host:port.
+	Server string
+	// Holder is the holder's random value ("" when free), Left its
+	// remaining ttl and Token the latest fencing token granted.
+	Holder string
+	Left   time.Duration
+	Token  int64
+	// Waiters are the waiters' values in arrival order.
+	Waiters []string
+}
+
+// InspectRedis reads lock name on every server of a redis://, rediss:// or
+// redlock:// URL, each bounded by the dial timeout.
+func InspectRedis(ctx context.Context, u URL, name string, dial time.Duration) ([]RedisLock, error) {
+	if !u.isRedis() {
+		return nil, fmt.Errorf("%s:// is not a Redis store", u.Scheme)
+	}
+	if dial <= 0 {
+		dial = DefaultDialTimeout
+	}
+	silence.Do(func() { goredis.SetLogger(quiet{}) })
+	out := make([]RedisLock, len(u.Hosts))
+	errs := make([]error, len(u.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range u.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			one := u
+			one.Scheme, one.Hosts = Redis, []string{h}
+			if u.Scheme == RedisTLS {
+				one.Scheme = RedisTLS
+			}
+			out[i], errs[i] = inspectOne(ctx, one, name, dial)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, oneLine(err))
+	}
+	return out, nil
+}
+
+func inspectOne(ctx context.Context, u URL, name string, dial time.Duration) (RedisLock, error) {
+	rl := RedisLock{Server: u.Hosts[0]}
+	opt, err := goredis.ParseURL(u.format(false))
+	if err != nil {
+		return rl, err
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = dial, dial, dial
+	opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
+	c := goredis.NewClient(opt)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, dial)
+	defer cancel()
+	pipe := c.Pipeline()
+	get := pipe.Get(ctx, name)
+	ttl := pipe.PTTL(ctx, name)
+	tok := pipe.Get(ctx, name+":token")
+	queue := pipe.ZRange(ctx, name+":queue", 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
+		return rl, fmt.Errorf("%s: %w", rl.Server, err)
+	}
+	rl.Holder, _ = get.Result()
+	if d, err := ttl.Result(); err == nil && d > 0 {
+		rl.Left = d
+	}
+	if s, err := tok.Result(); err == nil {
+		rl.Token, _ = strconv.ParseInt(s, 10, 64)
+	}
+	rl.Waiters, _ = queue.Result()
+	return rl, nil
+}
