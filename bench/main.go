@@ -29,6 +29,8 @@ type plan struct {
 	stores   []string
 	batonBin string // baton binary for the footprint, "" to skip
 	out      string
+
+	child string // run only this store, writing results to childOut
 }
 
 func main() {
@@ -41,6 +43,7 @@ func main() {
 	flag.StringVar(&stores, "stores", "zk,etcd,etcd34,redis,redlock5", "stores to run")
 	flag.StringVar(&p.batonBin, "baton", "", "baton binary for the footprint workload (built if empty)")
 	flag.StringVar(&p.out, "out", "../docs", "directory for PERFORMANCE.md, the chart and the raw results")
+	flag.StringVar(&p.child, "child", "", "internal: run this one store in this process and write JSON lines to -out")
 	flag.Parse()
 	p.sweep = ints(sweep)
 	p.herd = ints(herd)
@@ -48,6 +51,10 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	run := run
+	if p.child != "" {
+		run = runChild
+	}
 	if err := run(ctx, p); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -88,17 +95,16 @@ func run(ctx context.Context, p plan) error {
 	}
 	defer raw.Close()
 	var all []bench.Result
-	emit := func(r bench.Result) {
-		all = append(all, r)
-		_ = r.WriteJSON(raw)
-		_ = r.WriteJSON(os.Stderr)
-	}
 	var notes []string
 	for _, st := range p.stores {
 		if ctx.Err() != nil {
 			break
 		}
-		n, err := runStore(ctx, p, base, st, emit)
+		rs, n, err := runInChild(ctx, p, base, st)
+		for _, r := range rs {
+			_ = r.WriteJSON(raw)
+		}
+		all = append(all, rs...)
 		notes = append(notes, n...)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s: %v", st, err))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/batonhq/baton/internal/bench"
@@ -52,8 +53,9 @@ type zkLocker struct{ l *zk.Lock }
 func (l zkLocker) Lock(context.Context) error   { return l.l.Lock() }
 func (l zkLocker) Unlock(context.Context) error { return l.l.Unlock() }
 
-// etcdMutexFactory: etcd's concurrency.Mutex, one client and one
-// concurrency.Session (lease) per client.
+// etcdMutexFactory: etcd's concurrency.Mutex, one client per client and
+// one concurrency.Session (lease) per lock handle, as the package requires
+// (two Mutexes on one session share a key).
 type etcdMutexFactory struct{ endpoints []string }
 
 func (f etcdMutexFactory) Open(ctx context.Context) (bench.Client, error) {
@@ -61,29 +63,34 @@ func (f etcdMutexFactory) Open(ctx context.Context) (bench.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := concurrency.NewSession(cli, concurrency.WithTTL(int(peerTTL/time.Second)), concurrency.WithContext(context.Background()))
-	if err != nil {
+	if _, err := cli.Get(ctx, "health-check"); err != nil {
 		cli.Close()
 		return nil, err
 	}
-	return etcdMutexClient{cli: cli, s: s}, nil
+	return &etcdMutexClient{cli: cli}, nil
 }
 
 type etcdMutexClient struct {
 	cli *clientv3.Client
-	s   *concurrency.Session
+
+	mu       sync.Mutex
+	sessions []*concurrency.Session
 }
 
-func (c etcdMutexClient) Locker(name string) bench.Locker {
-	return etcdLocker{concurrency.NewMutex(c.s, name)}
+func (c *etcdMutexClient) Locker(name string) bench.Locker {
+	return &etcdLocker{c: c, name: name}
 }
 
-func (c etcdMutexClient) Close(context.Context) error {
-	_ = c.s.Close()
+func (c *etcdMutexClient) Close(context.Context) error {
+	c.mu.Lock()
+	for _, s := range c.sessions {
+		_ = s.Close()
+	}
+	c.mu.Unlock()
 	return c.cli.Close()
 }
 
-func (c etcdMutexClient) Contenders(ctx context.Context, name string) (int, error) {
+func (c *etcdMutexClient) Contenders(ctx context.Context, name string) (int, error) {
 	r, err := c.cli.Get(ctx, name+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return 0, err
@@ -91,10 +98,28 @@ func (c etcdMutexClient) Contenders(ctx context.Context, name string) (int, erro
 	return int(r.Count), nil
 }
 
-type etcdLocker struct{ m *concurrency.Mutex }
+// etcdLocker opens its session on first use.
+type etcdLocker struct {
+	c    *etcdMutexClient
+	name string
+	m    *concurrency.Mutex
+}
 
-func (l etcdLocker) Lock(ctx context.Context) error   { return l.m.Lock(ctx) }
-func (l etcdLocker) Unlock(ctx context.Context) error { return l.m.Unlock(ctx) }
+func (l *etcdLocker) Lock(ctx context.Context) error {
+	if l.m == nil {
+		s, err := concurrency.NewSession(l.c.cli, concurrency.WithTTL(int(peerTTL/time.Second)), concurrency.WithContext(context.Background()))
+		if err != nil {
+			return err
+		}
+		l.c.mu.Lock()
+		l.c.sessions = append(l.c.sessions, s)
+		l.c.mu.Unlock()
+		l.m = concurrency.NewMutex(s, l.name)
+	}
+	return l.m.Lock(ctx)
+}
+
+func (l *etcdLocker) Unlock(ctx context.Context) error { return l.m.Unlock(ctx) }
 
 // redsyncFactory: redsync over one go-redis client per server (Redlock
 // when there are several). Tries are unbounded (ctx ends the wait) so that

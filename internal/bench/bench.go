@@ -57,6 +57,10 @@ type Counters struct {
 	// only when HasFires.
 	Fires    int64
 	HasFires bool
+	// Watches is the number of watches currently set on the servers; valid
+	// only when HasWatches.
+	Watches    int64
+	HasWatches bool
 }
 
 // Probe reads a store's counters (ZooKeeper mntr, etcd /metrics, Redis

@@ -12,10 +12,15 @@ import (
 // back to back, from now until end. Lockers in one group contend for one
 // lock. It returns the cycles acquired before end, per group and per
 // locker index within the group, and the number of failed calls.
-func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int) {
+func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int, string) {
 	lockCtx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 	var errs atomic.Int64
+	var first atomic.Value
+	fail := func(err error) {
+		errs.Add(1)
+		first.CompareAndSwap(nil, err.Error())
+	}
 	recs := make([][][]cycle, len(groups))
 	var wg sync.WaitGroup
 	for g, ls := range groups {
@@ -31,14 +36,14 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int
 						if lockCtx.Err() != nil {
 							return
 						}
-						errs.Add(1)
+						fail(err)
 						continue
 					}
 					t1 := time.Now()
 					k := order.Add(1)
 					t2 := time.Now()
 					if err := unlock(l); err != nil {
-						errs.Add(1)
+						fail(err)
 					}
 					t3 := time.Now()
 					if t1.After(end) {
@@ -56,7 +61,8 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int
 			out[g] = append(out[g], cs...)
 		}
 	}
-	return out, int(errs.Load())
+	msg, _ := first.Load().(string)
+	return out, int(errs.Load()), msg
 }
 
 // sampleAt reads the probe once end has come, while the loop still runs,
@@ -105,9 +111,12 @@ func contended(ctx context.Context, t Target, cfg Config, r *Result) error {
 	start := time.Now()
 	end := start.Add(cfg.Duration)
 	afterCh := sampleAt(ctx, t.Probe, end)
-	recs, errs := loop(ctx, [][]Locker{ls}, end)
+	recs, errs, msg := loop(ctx, [][]Locker{ls}, end)
 	after := <-afterCh
 	r.Errors = errs
+	if msg != "" {
+		r.Note = "first error: " + msg
+	}
 	r.Acquisitions = len(recs[0])
 	r.Seconds = cfg.Duration.Seconds()
 	r.AcqPerS = float64(r.Acquisitions) / r.Seconds
@@ -142,8 +151,11 @@ func many(ctx context.Context, t Target, cfg Config, r *Result) error {
 	start := time.Now()
 	end := start.Add(cfg.Duration)
 	afterCh := sampleAt(ctx, t.Probe, end)
-	recs, errs := loop(ctx, groups, end)
+	recs, errs, msg := loop(ctx, groups, end)
 	after := <-afterCh
+	if msg != "" {
+		r.Note = "first error: " + msg
+	}
 	var w []time.Duration
 	for g := range recs {
 		r.Acquisitions += len(recs[g])

@@ -19,12 +19,13 @@ const probeTimeout = 5 * time.Second
 // (4lw.commands.whitelist must allow it). Requests is the sum of
 // zk_packets_received, less the one packet each mntr read itself counts;
 // it includes session pings. Fires is the sum of the watches the servers
-// triggered (zk_sum_node_{created,deleted,changed,children}_watch_count).
+// triggered (zk_sum_node_{created,deleted,changed,children}_watch_count),
+// and Watches zk_watch_count.
 type ZKProbe struct{ Hosts []string }
 
 // Sample reads every server once.
 func (p ZKProbe) Sample(ctx context.Context) (Counters, error) {
-	c := Counters{HasFires: true}
+	c := Counters{HasFires: true, HasWatches: true}
 	for _, h := range p.Hosts {
 		out, err := fourLetter(ctx, h, "mntr")
 		if err != nil {
@@ -36,6 +37,7 @@ func (p ZKProbe) Sample(ctx context.Context) (Counters, error) {
 			return Counters{}, fmt.Errorf("bench: mntr on %s: no zk_packets_received (is 4lw mntr allowed?)", h)
 		}
 		c.Requests += int64(pk) - 1
+		c.Watches += int64(m["zk_watch_count"])
 		for _, k := range []string{"created", "deleted", "changed", "children"} {
 			c.Fires += int64(m["zk_sum_node_"+k+"_watch_count"])
 		}
@@ -82,7 +84,8 @@ func parseFields(s, sep string) map[string]float64 {
 // the client URL). Requests is the sum of grpc_server_msg_received_total
 // over all methods: unary requests plus every message clients sent on
 // streams (watch creations and cancels, lease keep-alives). Fires is
-// etcd_debugging_mvcc_events_total, the events sent to watchers.
+// etcd_debugging_mvcc_events_total, the events sent to watchers, and
+// Watches etcd_debugging_mvcc_watcher_total.
 type EtcdProbe struct {
 	// URLs are the servers' client URLs (http://host:port).
 	URLs []string
@@ -90,7 +93,7 @@ type EtcdProbe struct {
 
 // Sample reads every server once.
 func (p EtcdProbe) Sample(ctx context.Context) (Counters, error) {
-	c := Counters{HasFires: true}
+	c := Counters{HasFires: true, HasWatches: true}
 	for _, u := range p.URLs {
 		body, err := httpGet(ctx, strings.TrimSuffix(u, "/")+"/metrics")
 		if err != nil {
@@ -108,6 +111,8 @@ func (p EtcdProbe) Sample(ctx context.Context) (Counters, error) {
 				found = true
 			case "etcd_debugging_mvcc_events_total":
 				c.Fires += int64(val)
+			case "etcd_debugging_mvcc_watcher_total":
+				c.Watches += int64(val)
 			}
 		}
 		if !found {
