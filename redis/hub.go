@@ -62,11 +62,9 @@ func (h *hub) listen(ctx context.Context, name string, filter func(string) bool)
 	if ch == nil {
 		ch = &channel{subs: map[*listener]struct{}{}, pending: 1, ready: make(chan struct{})}
 		h.chans[name] = ch
-		if err := h.ps.Subscribe(ctx, name); err != nil {
-			// go-redis keeps the channel and resubscribes on reconnect;
-			// the confirmation will come then.
-			_ = err
-		}
+		// On error go-redis keeps the channel and resubscribes when it
+		// reconnects; the confirmation comes then.
+		_ = h.ps.Subscribe(ctx, name)
 	}
 	ready := ch.ready
 	l := &listener{C: make(chan string, 1), name: name, filter: filter, h: h}

@@ -39,9 +39,10 @@ func NewQuorum(clients ...*Client) *Quorum {
 }
 
 // DialRedlock dials every URL (as Dial does) and returns a Quorum over
-// them. It fails if any URL is malformed or refuses our credentials, or if
-// fewer than a majority answer; masters that are down but not refusing are
-// kept, and used once they come back. Close the Quorum when done.
+// them. It fails if any URL is malformed or refuses our credentials, and
+// with an error wrapping ErrNoQuorum if fewer than a majority answer;
+// masters that are down are kept, and used once they come back. Close the
+// Quorum when done.
 func DialRedlock(ctx context.Context, urls []string) (*Quorum, error) {
 	if len(urls) == 0 {
 		return nil, errors.New("redis: redlock needs at least one instance")
@@ -80,7 +81,7 @@ func DialRedlock(ctx context.Context, urls []string) (*Quorum, error) {
 	}
 	if up < len(urls)/2+1 {
 		closeAll(clients)
-		return nil, fmt.Errorf("redis: redlock: only %d of %d instances reachable, need %d: %w", up, len(urls), len(urls)/2+1, errors.Join(down...))
+		return nil, fmt.Errorf("%w: %d of %d answered, need %d: %w", ErrNoQuorum, up, len(urls), len(urls)/2+1, errors.Join(down...))
 	}
 	q := NewQuorum(clients...)
 	return q, nil

@@ -246,3 +246,23 @@ func TestRedlockRestartGuard(t *testing.T) {
 	}
 	_ = b.Unlock(ctx)
 }
+
+func TestDialRedlock(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	ctx := within(t, 20*time.Second)
+	var urls []string
+	for _, s := range srvs {
+		urls = append(urls, s.URL())
+	}
+	srvs[0].Kill()
+	srvs[1].Kill()
+	q, err := redis.DialRedlock(ctx, urls)
+	if err != nil {
+		t.Fatalf("DialRedlock with 3 of 5 up: %v", err)
+	}
+	_ = q.Close()
+	srvs[2].Kill()
+	if _, err := redis.DialRedlock(ctx, urls); !errors.Is(err, redis.ErrNoQuorum) || !strings.Contains(err.Error(), "2 of 5 answered, need 3") {
+		t.Fatalf("DialRedlock with 2 of 5 up: %v", err)
+	}
+}
