@@ -69,6 +69,17 @@ func (c *conn) waitUp(ctx context.Context) error {
 	}
 }
 
+// unknown reports a write whose connection was lost before its reply. It
+// first waits to learn whether the session survived: if it did not, that
+// is the error to report (IsSessionGone); if it did, the write's outcome
+// stays unknown and the error says so.
+func (c *conn) unknown(ctx context.Context, what string, err error) error {
+	if werr := c.waitUp(ctx); werr != nil {
+		return werr
+	}
+	return fmt.Errorf("zk: %s: outcome unknown: %w", what, err)
+}
+
 // mapErr turns go-zookeeper's errors into baton's.
 func (c *conn) mapErr(err error) error {
 	switch {

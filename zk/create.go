@@ -68,7 +68,7 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 			}
 		case errors.Is(err, errConnLoss):
 			if f&baton.Sequential != 0 && !protected {
-				return baton.Node{}, fmt.Errorf("zk: create in %s: outcome unknown: %w", dir, err)
+				return baton.Node{}, c.unknown(ctx, "create in "+dir, err)
 			}
 			if err := c.waitUp(ctx); err != nil {
 				return baton.Node{}, err

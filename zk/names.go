@@ -1,8 +1,9 @@
 package zk
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,17 +85,49 @@ func splitSeq(name string) (head string, seq int32, ok bool) {
 		if len(name) < w {
 			continue
 		}
-		tail := name[len(name)-w:]
-		v, err := strconv.ParseInt(tail, 10, 32)
-		if err != nil || formatSeq(int32(v)) != tail {
+		v, valid := parseSeq(name[len(name)-w:])
+		if !valid {
 			continue
 		}
 		h := name[:len(name)-w]
 		if !ok || markerKind(h) != "" {
-			head, seq, ok = h, int32(v), true
+			head, seq, ok = h, v, true
 		}
 	}
 	return head, seq, ok
+}
+
+// parseSeq parses tail if it is exactly formatSeq of an int32: 10 digits
+// (at most 2147483647), "-" and 9 digits (not all zero), or "-" and 10
+// digits from 1000000000 to 2147483648. It does not allocate: listings of
+// thousands of queue items go through it.
+func parseSeq(tail string) (int32, bool) {
+	neg := tail != "" && tail[0] == '-'
+	digits := tail
+	if neg {
+		digits = tail[1:]
+	}
+	switch {
+	case len(tail) == seqWidth && !neg, len(tail) == seqWidth && neg:
+	case len(tail) == seqWidth+1 && neg && digits[0] != '0':
+	default:
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(digits); i++ {
+		d := digits[i]
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(d-'0')
+	}
+	if neg {
+		v = -v
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 || (neg && v == 0) {
+		return 0, false
+	}
+	return int32(v), true
 }
 
 // markerKind returns the kind whose marker ends head, or "".
@@ -153,46 +186,48 @@ func looksSequential(name string) bool {
 // sequential nodes by sequence (wrap-corrected), then plain nodes by name.
 // When one listing holds sequences from both ends of the int32 range, the
 // counter has wrapped: the negative ones are newer and get 2^32 added.
+// Queues can hold many thousands of children: this sorts small keys, not
+// Nodes.
 func sortChildren(dir string, names []string) []baton.Node {
-	nodes := make([]baton.Node, 0, len(names))
-	seqs := make([]bool, 0, len(names))
+	type key struct {
+		seq   int64 // maxSeq for plain nodes
+		name  string
+		kind  string
+		plain bool
+	}
+	keys := make([]key, len(names))
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for _, name := range names {
+	for i, name := range names {
 		p := parseName(name)
-		n := baton.Node{Path: baton.Join(dir, name), Name: name, Kind: p.kind}
+		k := key{seq: maxSeq, name: name, kind: p.kind, plain: !p.sequential}
 		if p.sequential {
-			n.Seq = int64(p.seq)
-			lo, hi = min(lo, n.Seq), max(hi, n.Seq)
-		} else {
-			n.Seq = maxSeq
+			k.seq = int64(p.seq)
+			lo, hi = min(lo, k.seq), max(hi, k.seq)
 		}
-		nodes = append(nodes, n)
-		seqs = append(seqs, p.sequential)
+		keys[i] = k
 	}
-	wrapped := lo < 0 && hi >= 0 && hi-lo > math.MaxInt32
-	type entry struct {
-		n   baton.Node
-		seq bool
+	if lo < 0 && hi >= 0 && hi-lo > math.MaxInt32 { // wrapped
+		for i := range keys {
+			if !keys[i].plain && keys[i].seq < 0 {
+				keys[i].seq += 1 << 32
+			}
+		}
 	}
-	es := make([]entry, len(nodes))
-	for i := range nodes {
-		if wrapped && seqs[i] && nodes[i].Seq < 0 {
-			nodes[i].Seq += 1 << 32
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.plain != b.plain {
+			if a.plain {
+				return 1
+			}
+			return -1
 		}
-		es[i] = entry{nodes[i], seqs[i]}
-	}
-	sort.SliceStable(es, func(i, j int) bool {
-		a, b := es[i], es[j]
-		if a.seq != b.seq {
-			return a.seq
+		if c := cmp.Compare(a.seq, b.seq); c != 0 {
+			return c
 		}
-		if a.seq && a.n.Seq != b.n.Seq {
-			return a.n.Seq < b.n.Seq
-		}
-		return a.n.Name < b.n.Name
+		return strings.Compare(a.name, b.name)
 	})
-	for i := range es {
-		nodes[i] = es[i].n
+	nodes := make([]baton.Node, len(keys))
+	for i, k := range keys {
+		nodes[i] = baton.Node{Path: baton.Join(dir, k.name), Name: k.name, Kind: k.kind, Seq: k.seq}
 	}
 	return nodes
 }

@@ -162,7 +162,10 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			return nil
 		}
 		if errors.Is(err, errConnLoss) {
-			return fmt.Errorf("zk: commit: outcome unknown: %w", err)
+			return c.unknown(ctx, "commit", err)
+		}
+		if ctx.Err() != nil || c.Err() != nil {
+			return err // the multi may still be running: res is not ours to read
 		}
 		if ctx.Err() != nil || baton.IsSessionGone(err) {
 			// call gave up on the request: res may still be written
