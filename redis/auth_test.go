@@ -57,6 +57,11 @@ func TestDialAuth(t *testing.T) {
 			t.Fatalf("wrong password took %v to fail", el)
 		}
 	}
+	// Redlock: one master refusing our credentials fails the whole dial.
+	_, err := redis.DialRedlock(ctx, []string{"redis://:default-pw@" + srv.Addr(), "redis://:Wrong-Secret-3@" + srv.Addr()})
+	if !redis.IsAuthError(err) || strings.Contains(err.Error(), "Wrong-Secret-3") {
+		t.Fatalf("DialRedlock with a wrong password: %v", err)
+	}
 }
 
 func TestRedact(t *testing.T) {
