@@ -22,6 +22,34 @@ import (
 // long as the read is at or after the watch's creation revision
 // (readAtLeast makes sure of it).
 
+// errWatchBroken marks a watch that ended without ctx or the session
+// ending (the server cancelled it, or it could not be created): the wait
+// starts over with a new watch and a new read.
+type errWatchBroken struct{ err error }
+
+func (e *errWatchBroken) Error() string { return "etcd: watch broken: " + e.err.Error() }
+func (e *errWatchBroken) Unwrap() error { return e.err }
+
+// rewatch runs wait until it returns something other than a broken watch.
+func (c *conn) rewatch(ctx context.Context, wait func() error) error {
+	for {
+		err := wait()
+		var broken *errWatchBroken
+		if !errors.As(err, &broken) {
+			return err
+		}
+		if err := sleepCtx(ctx, c.life, retryDelay); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if serr := c.Err(); serr != nil {
+				return serr
+			}
+			return err
+		}
+	}
+}
+
 // watch is one open watch.
 type watch struct {
 	rev    int64 // the store's revision when the watch was created
@@ -43,7 +71,7 @@ func (c *conn) openWatch(ctx context.Context, key string, opts ...clientv3.OpOpt
 	case wr, ok := <-w.ch:
 		if !ok || wr.Err() != nil || !wr.Created {
 			cancel()
-			return nil, c.fail(ctx, "watch "+key, watchErr(wr, ok))
+			return nil, c.broken(ctx, "watch "+key, watchErr(wr, ok))
 		}
 		w.rev = wr.Header.Revision
 		return w, nil
@@ -59,7 +87,7 @@ func (c *conn) next(ctx context.Context, w *watch, key string) ([]*clientv3.Even
 		select {
 		case wr, ok := <-w.ch:
 			if !ok || wr.Err() != nil || wr.Canceled {
-				return nil, c.fail(ctx, "watch "+key, watchErr(wr, ok))
+				return nil, c.broken(ctx, "watch "+key, watchErr(wr, ok))
 			}
 			if len(wr.Events) == 0 {
 				continue // progress notification
@@ -72,6 +100,16 @@ func (c *conn) next(ctx context.Context, w *watch, key string) ([]*clientv3.Even
 			return nil, c.Err()
 		}
 	}
+}
+
+// broken is fail for a watch: an error that is neither ctx's nor the
+// session's is a broken watch, to be set up again.
+func (c *conn) broken(ctx context.Context, op string, err error) error {
+	err = c.fail(ctx, op, err)
+	if ctx.Err() != nil || c.Err() != nil {
+		return err
+	}
+	return &errWatchBroken{err}
 }
 
 func watchErr(wr clientv3.WatchResponse, ok bool) error {
@@ -94,6 +132,10 @@ func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
 	if err := checkDir(n.Path); err != nil {
 		return err
 	}
+	return c.rewatch(ctx, func() error { return c.waitGone(ctx, n) })
+}
+
+func (c *conn) waitGone(ctx context.Context, n baton.Node) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
@@ -149,6 +191,10 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 	if err := checkDir(dir); err != nil {
 		return err
 	}
+	return c.rewatch(ctx, func() error { return c.waitChildren(ctx, dir, since) })
+}
+
+func (c *conn) waitChildren(ctx context.Context, dir string, since []baton.Node) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
@@ -211,6 +257,15 @@ func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) 
 	if err := checkDir(path); err != nil {
 		return baton.Node{}, err
 	}
+	var n baton.Node
+	err := c.rewatch(ctx, func() (err error) {
+		n, err = c.waitExists(ctx, path)
+		return err
+	})
+	return n, err
+}
+
+func (c *conn) waitExists(ctx context.Context, path string) (baton.Node, error) {
 	if err := c.Err(); err != nil {
 		return baton.Node{}, err
 	}

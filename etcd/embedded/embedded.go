@@ -14,6 +14,9 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Config says where and how to run the server.
@@ -41,8 +44,9 @@ type Server struct {
 	client string // resolved client host:port
 	peer   string // resolved peer host:port
 
-	mu   sync.Mutex
-	etcd *embed.Etcd
+	mu      sync.Mutex
+	etcd    *embed.Etcd
+	killAll context.CancelFunc // ends every open gRPC stream
 }
 
 // readyTimeout bounds how long Start waits for the server to serve.
@@ -109,6 +113,11 @@ func (s *Server) start(ctx context.Context) error {
 		ec.ElectionMs = 100
 		ec.UnsafeNoFsync = true
 	}
+	// etcd's Close waits up to its request timeout (5 s) for open streams
+	// (watches) to end by themselves. Every stream's context is tied to
+	// killAll, so Stop can end them at once, as a crash would.
+	kill, killAll := context.WithCancel(context.Background())
+	ec.GRPCAdditionalServerOptions = []grpc.ServerOption{grpc.ChainStreamInterceptor(killable(kill))}
 	lg := s.cfg.Logger
 	if lg == nil {
 		lg = zap.NewNop()
@@ -116,25 +125,28 @@ func (s *Server) start(ctx context.Context) error {
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
+		killAll()
 		return fmt.Errorf("embedded: start etcd: %w", err)
+	}
+	fail := func(err error) error {
+		killAll()
+		e.Close()
+		return err
 	}
 	t := time.NewTimer(readyTimeout)
 	defer t.Stop()
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		e.Close()
-		return fmt.Errorf("embedded: etcd failed: %w", err)
+		return fail(fmt.Errorf("embedded: etcd failed: %w", err))
 	case <-t.C:
-		e.Close()
-		return errors.New("embedded: etcd not ready in time")
+		return fail(errors.New("embedded: etcd not ready in time"))
 	case <-ctx.Done():
-		e.Close()
-		return ctx.Err()
+		return fail(ctx.Err())
 	}
 	s.client = e.Clients[0].Addr().String()
 	s.mu.Lock()
-	s.etcd = e
+	s.etcd, s.killAll = e, killAll
 	s.mu.Unlock()
 	return nil
 }
@@ -146,16 +158,43 @@ func (s *Server) Endpoints() []string { return []string{"http://" + s.client} }
 func (s *Server) Addr() string { return s.client }
 
 // Stop stops the server, keeping its data dir, so that Restart can resume
-// it. Stopping a stopped server does nothing.
+// it. Open streams (watches) are cut rather than waited for. Stopping a
+// stopped server does nothing.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	e := s.etcd
-	s.etcd = nil
+	e, killAll := s.etcd, s.killAll
+	s.etcd, s.killAll = nil, nil
 	s.mu.Unlock()
 	if e != nil {
+		killAll()
 		e.Close()
 	}
 }
+
+// killable returns a stream interceptor that ends the stream's context
+// when kill is done.
+func killable(kill context.Context) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		ctx, cancel := context.WithCancel(ss.Context())
+		defer cancel()
+		stop := context.AfterFunc(kill, cancel)
+		defer stop()
+		err := handler(srv, &killableStream{ServerStream: ss, ctx: ctx})
+		if kill.Err() != nil {
+			// What a client sees when its server goes away: it reconnects
+			// (and resumes its watches) rather than giving up.
+			return status.Error(codes.Unavailable, "embedded: server stopped")
+		}
+		return err
+	}
+}
+
+type killableStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (k *killableStream) Context() context.Context { return k.ctx }
 
 // Restart stops the server if it runs and starts it again on the same data
 // dir and ports.
