@@ -65,8 +65,8 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 	els := []clientv3.Op{clientv3.OpGet(key)}
 	if list {
 		pfx := prefix(dir)
-		then = append(then, clientv3.OpGet(pfx, clientv3.WithPrefix()))
-		els = append(els, clientv3.OpGet(pfx, clientv3.WithPrefix()))
+		then = append(then, clientv3.OpGet(pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
+		els = append(els, clientv3.OpGet(pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
 	}
 	for attempt := 0; ; attempt++ {
 		rctx, cancel := c.withLife(ctx)

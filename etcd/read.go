@@ -23,7 +23,7 @@ func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 	pfx := prefix(dir)
 	rctx, cancel := c.withLife(ctx)
 	defer cancel()
-	resp, err := c.cli.Get(rctx, pfx, clientv3.WithPrefix())
+	resp, err := c.cli.Get(rctx, pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return nil, c.fail(ctx, "list "+pfx, err)
 	}

@@ -204,7 +204,7 @@ func (c *conn) waitChildren(ctx context.Context, dir string, since []baton.Node)
 		return err
 	}
 	defer w.cancel()
-	resp, err := c.readAtLeast(ctx, pfx, w.rev, clientv3.WithPrefix())
+	resp, err := c.readAtLeast(ctx, pfx, w.rev, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return err
 	}
