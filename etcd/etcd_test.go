@@ -127,3 +127,114 @@ func TestInvalidTTL(t *testing.T) {
 		t.Fatalf("500ms: got %v", err)
 	}
 }
+
+// A server with default raft timings grants leases of at least 2 s; asking
+// for 1 s is reported, not silently raised.
+func TestTTLBelowServerMinimum(t *testing.T) {
+	ctx := testCtx(t)
+	s, err := embedded.Start(ctx, embedded.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	_, err = Open(ctx, s.Endpoints(), WithTTL(time.Second))
+	if !errors.Is(err, baton.ErrInvalidTTL) {
+		t.Fatalf("1s on a default server: %v, want ErrInvalidTTL", err)
+	}
+	t.Log(err)
+	sess, err := Open(ctx, s.Endpoints(), WithTTL(2500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(ctx)
+	if sess.TTL() != 3*time.Second {
+		t.Fatalf("TTL %v, want 2.5s rounded up to 3s", sess.TTL())
+	}
+}
+
+func TestInvalidNames(t *testing.T) {
+	ctx := testCtx(t)
+	c := openT(t, server(t).Endpoints()).Conn()
+	for _, dir := range []string{"", "/", "a\x00b", "a\nb", "a/../b", string(make([]byte, maxKeyLen+1))} {
+		if _, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("dir %.20q: %v, want ErrInvalidName", dir, err)
+		}
+	}
+	for _, kind := range []string{"", "a/b", "x\x7f"} {
+		if _, err := c.Create(ctx, "/names", kind, nil, 0); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("name %q: %v, want ErrInvalidName", kind, err)
+		}
+	}
+}
+
+// Key names per kind, and how names parse back.
+func TestNaming(t *testing.T) {
+	ctx := testCtx(t)
+	s := openT(t, server(t).Endpoints())
+	c := s.Conn()
+	id := s.ID()
+	dir := "/naming"
+	want := map[string]string{
+		baton.KindLock:  id,
+		baton.KindLatch: "latch-" + id,
+		baton.KindRead:  "read-" + id,
+		baton.KindWrite: "write-" + id,
+		baton.KindLease: "lease-" + id,
+	}
+	for kind, name := range want {
+		n, err := c.Create(ctx, dir, kind, nil, baton.Ephemeral|baton.Sequential)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Name != name || n.Kind != kind || n.Owner != id || n.Token == 0 {
+			t.Errorf("%s: node %+v, want name %s", kind, n, name)
+		}
+	}
+	// A second contender of a kind on the same session: NAME/<lease>_1.
+	n, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	if err != nil || n.Name != id+"_1" || n.Kind != baton.KindLock {
+		t.Fatalf("second lock node %+v, %v", n, err)
+	}
+	q, err := c.Create(ctx, dir, baton.KindQueue, []byte("x"), baton.Sequential)
+	if err != nil || q.Kind != baton.KindQueue || q.Owner != "" {
+		t.Fatalf("queue item %+v, %v", q, err)
+	}
+	if _, err := c.Create(ctx, dir+"/sub", baton.KindLock, nil, baton.Ephemeral|baton.Sequential); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, dir, "ready", nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, dir, "ready", nil, 0); !errors.Is(err, baton.ErrExists) {
+		t.Fatalf("second create of a literal name: %v, want ErrExists", err)
+	}
+	kids, err := c.Children(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Direct children only (not dir/sub/…), sequential by revision, then
+	// the literal "ready".
+	if len(kids) != len(want)+3 {
+		t.Fatalf("%d children, want %d: %+v", len(kids), len(want)+3, kids)
+	}
+	for i := 1; i < len(kids)-1; i++ {
+		if kids[i].Seq <= kids[i-1].Seq {
+			t.Fatalf("children out of order: %+v", kids)
+		}
+	}
+	if last := kids[len(kids)-1]; last.Name != "ready" || last.Kind != "ready" {
+		t.Fatalf("last child %+v, want the literal ready", last)
+	}
+	for name, kind := range map[string]string{
+		"694d7a0f1c4b3e05":   baton.KindLock, // etcd concurrency key (etcdctl lock/elect)
+		"694d7a0f1c4b3e05_2": baton.KindLock,
+		"qn-00ff":            baton.KindQueue,
+		"cafe":               "cafe", // too short for a lease id: a literal
+		"lock-694d7a0f":      "lock-694d7a0f",
+		"read-xyz":           "read-xyz",
+	} {
+		if got, _ := parseName(name); got != kind {
+			t.Errorf("parseName(%q) = %q, want %q", name, got, kind)
+		}
+	}
+}
