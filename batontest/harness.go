@@ -39,4 +39,8 @@ type Harness struct {
 	// on the store (ZooKeeper's wchs). The herd test then also checks that
 	// every release sends exactly one notification.
 	PendingWatches func(t testing.TB) int
+	// LoadScale shrinks the load tests of the recipes (the queue's 1,000
+	// items) for a slow store: 0 or 1 is full size, 0.25 a quarter. The
+	// shape (8 producers, 8 consumers, one killed) stays.
+	LoadScale float64
 }

@@ -27,12 +27,17 @@ func loadSessions(t *testing.T, h Harness, n int) []*baton.Session {
 }
 
 // queueItems is the number of items each producer puts in the load tests:
-// 1,000 in all across the 8 producers (200 with -short).
-func queueItems() int {
-	if testing.Short() {
-		return 25
+// 1,000 in all across the 8 producers, scaled by h.LoadScale and by a fifth
+// with -short.
+func queueItems(h Harness) int {
+	n := 125.0
+	if h.LoadScale > 0 {
+		n *= h.LoadScale
 	}
-	return 125
+	if testing.Short() {
+		n /= 5
+	}
+	return max(int(n), 4)
 }
 
 // Put, Peek, Poll, Len and a blocking Take, in FIFO order.
@@ -128,7 +133,7 @@ func testQueueLoad(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t)
 	const producers, consumers = 8, 8
-	items := queueItems()
+	items := queueItems(h)
 	total := producers * items
 	ss := loadSessions(t, h, producers+consumers)
 	cctx, stop := context.WithCancel(ctx)
@@ -191,7 +196,7 @@ func testReliableQueueLoad(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t)
 	const producers, consumers = 8, 8
-	items := queueItems()
+	items := queueItems(h)
 	total := producers*items + 1
 	ss := loadSessions(t, h, producers+consumers)
 	q0 := baton.NewReliableQueue(ss[producers], name)

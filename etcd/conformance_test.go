@@ -28,6 +28,9 @@ func harness(t *testing.T) batontest.Harness {
 	admin := rawClient(t, server(t).Endpoints())
 	return batontest.Harness{
 		Name: "etcd",
+		// The queue load tests at a quarter size (250 items) keep the
+		// package within its time budget on a loaded 2-core machine.
+		LoadScale: 0.25,
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
 			if ttl == 0 {
 				ttl = testTTL
