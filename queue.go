@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 )
 
 // Queue is a distributed FIFO queue: each item is a persistent sequential
@@ -25,9 +26,10 @@ import (
 //
 // A Queue may be used by many goroutines.
 type Queue struct {
-	s     *Session
-	name  string
-	cache itemCache
+	s          *Session
+	name       string
+	cache      itemCache
+	contention contention
 }
 
 // NewQueue returns a queue on name (a ZooKeeper path, an etcd prefix). It
@@ -75,13 +77,9 @@ func (q *Queue) Poll(ctx context.Context) ([]byte, error) {
 // take removes the oldest item it can. It keeps the listing it took
 // between calls and lists again only when that runs out or an item in it
 // was taken by someone else (as kazoo does): a consumer that walked a stale
-// listing would trail the others forever. After such a miss it starts at a
-// random item among the first few, so that consumers contending for the
-// head spread out instead of colliding again; a consumer that meets no
-// contention takes items strictly in order. ErrEmpty comes with the listing
+// listing would trail the others forever. ErrEmpty comes with the listing
 // that had nothing to take.
 func (q *Queue) take(ctx context.Context) ([]byte, []Node, error) {
-	misses := 0
 	for {
 		k, ok := q.cache.pop()
 		if !ok {
@@ -93,27 +91,49 @@ func (q *Queue) take(ctx context.Context) ([]byte, []Node, error) {
 			if len(items) == 0 {
 				return nil, kids, ErrEmpty
 			}
-			i := spread(len(items), misses)
+			i := q.contention.start(len(items))
 			q.cache.fill(items[i+1:])
 			k = items[i]
 		}
 		data, got, err := q.takeOne(ctx, k)
 		if got || err != nil {
+			q.contention.ok()
 			return data, nil, err
 		}
-		misses++
+		q.contention.hit()
 		q.cache.fill(nil)
 	}
 }
 
-// spread picks where a consumer starts in a fresh listing of n items after
-// misses collisions: the head without contention, else a random one of the
-// first 2^misses (at most 16).
-func spread(n, misses int) int {
-	if misses == 0 {
+// contention remembers how often a consumer lately found the item it tried
+// taken by another, so that consumers contending for the head of a queue
+// spread over its first few items instead of colliding again and again. A
+// consumer that meets no contention takes items strictly in order.
+type contention struct{ n atomic.Int32 }
+
+// maxSpread bounds the spread to the first 2^maxSpread items.
+const maxSpread = 4
+
+func (c *contention) hit() {
+	if c.n.Load() < maxSpread {
+		c.n.Add(1)
+	}
+}
+
+func (c *contention) ok() {
+	if c.n.Load() > 0 {
+		c.n.Add(-1)
+	}
+}
+
+// start picks where to start in a fresh listing of n items: the first
+// without contention, else a random one of the first 2^contention.
+func (c *contention) start(n int) int {
+	k := c.n.Load()
+	if k <= 0 {
 		return 0
 	}
-	return rand.IntN(min(n, 1<<min(misses, 4)))
+	return rand.IntN(min(n, 1<<k))
 }
 
 // takeOne tries to remove item k. got is false when another consumer took

@@ -21,9 +21,10 @@ const claimsName = "claims"
 //
 // A ReliableQueue may be used by many goroutines.
 type ReliableQueue struct {
-	s     *Session
-	name  string
-	cache itemCache
+	s          *Session
+	name       string
+	cache      itemCache
+	contention contention
 }
 
 // Item is one item handed out by a ReliableQueue, claimed until Ack or
@@ -88,12 +89,11 @@ func (q *ReliableQueue) Poll(ctx context.Context) (*Item, error) {
 }
 
 // take claims the oldest item it can, keeping its listing between calls
-// as Queue.take does and listing again when it runs out or an item in it is
-// gone. ErrEmpty comes with the listings of items and claims that had
-// nothing to take.
+// as Queue.take does and listing again when it runs out or an item in it
+// was claimed or taken meanwhile. ErrEmpty comes with the listings of items
+// and claims that had nothing to take.
 func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error) {
 	c := q.s.conn
-	misses := 0
 	for {
 		k, ok := q.cache.pop()
 		if !ok {
@@ -121,24 +121,25 @@ func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error)
 			if len(free) == 0 {
 				return nil, kids, claims, ErrEmpty
 			}
-			i := spread(len(free), misses)
+			i := q.contention.start(len(free))
 			q.cache.fill(free[i+1:])
 			k = free[i]
 		}
-		it, gone, err := q.claim(ctx, k)
+		it, err := q.claim(ctx, k)
 		if it != nil || err != nil {
+			q.contention.ok()
 			return it, nil, nil, err
 		}
-		if gone {
-			misses++
-			q.cache.fill(nil)
-		}
+		// Claimed or acked by another consumer since we listed: our
+		// listing is stale, and others are at the head with us.
+		q.contention.hit()
+		q.cache.fill(nil)
 	}
 }
 
 // claim tries to claim item k. Without an item or error, someone else has
 // claimed it, or it is gone (acked).
-func (q *ReliableQueue) claim(ctx context.Context, k Node) (it *Item, gone bool, err error) {
+func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
 	c := q.s.conn
 	// The claim is created only while the item exists, so a claim never
 	// outlives an acked item, and a consumer behind others in the queue
@@ -147,23 +148,21 @@ func (q *ReliableQueue) claim(ctx context.Context, k Node) (it *Item, gone bool,
 	// from the commit still tells it from another consumer's later claim
 	// of the same item (etcd compares the owning lease).
 	cl := Node{Path: Join(q.claimsDir(), k.Name), Name: k.Name, Kind: k.Name, Owner: q.s.ID()}
-	err = c.Commit(ctx, Node{Path: k.Path, Name: k.Name, Kind: k.Kind, Token: k.Token},
+	err := c.Commit(ctx, Node{Path: k.Path, Name: k.Name, Kind: k.Kind, Token: k.Token},
 		Op{Kind: OpCreate, Dir: q.claimsDir(), Name: k.Name, Flags: Ephemeral})
-	switch {
-	case errors.Is(err, ErrGuard):
-		return nil, true, nil
-	case errors.Is(err, ErrExists):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, err
+	if errors.Is(err, ErrGuard) || errors.Is(err, ErrExists) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	// Only the claimant acks, so the item is still there.
 	data, n, err := c.Get(ctx, k.Path)
 	if err != nil {
 		removeNode(ctx, c, cl)
-		return nil, false, err
+		return nil, err
 	}
-	return &Item{Data: data, Node: n, claim: cl}, false, nil
+	return &Item{Data: data, Node: n, claim: cl}, nil
 }
 
 // Ack removes a taken item from the queue for good, together with its
