@@ -28,7 +28,13 @@ type channel struct {
 	subs    map[*listener]struct{}
 	pending int           // SUBSCRIBEs sent and not yet confirmed
 	ready   chan struct{} // closed when pending reaches 0
+	linger  *time.Timer   // unsubscribes an idle channel
 }
+
+// lingerTime is how long a channel stays subscribed without listeners, so
+// a client that locks the same key again and again does not pay a
+// SUBSCRIBE round trip each time.
+const lingerTime = 2 * time.Second
 
 // listener is one waiter's view of a channel. C receives the payload of a
 // message that passes its filter, and "" after a reconnection, when
@@ -66,6 +72,10 @@ func (h *hub) listen(ctx context.Context, name string, filter func(string) bool)
 		// reconnects; the confirmation comes then.
 		_ = h.ps.Subscribe(ctx, name)
 	}
+	if ch.linger != nil {
+		ch.linger.Stop()
+		ch.linger = nil
+	}
 	ready := ch.ready
 	l := &listener{C: make(chan string, 1), name: name, filter: filter, h: h}
 	ch.subs[l] = struct{}{}
@@ -96,10 +106,24 @@ func (h *hub) drop(name string, l *listener) {
 	if l != nil {
 		delete(ch.subs, l)
 	}
-	if len(ch.subs) == 0 && ch.pending == 0 && !h.closed {
+	h.idle(name, ch)
+}
+
+// idle unsubscribes ch after lingerTime if nobody listens by then. Called
+// with h.mu held.
+func (h *hub) idle(name string, ch *channel) {
+	if len(ch.subs) > 0 || ch.pending > 0 || h.closed || ch.linger != nil {
+		return
+	}
+	ch.linger = time.AfterFunc(lingerTime, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.chans[name] != ch || len(ch.subs) > 0 || ch.pending > 0 || h.closed {
+			return
+		}
 		delete(h.chans, name)
 		_ = h.ps.Unsubscribe(context.Background(), name)
-	}
+	})
 }
 
 func (h *hub) close() {
@@ -110,6 +134,11 @@ func (h *hub) close() {
 	}
 	h.closed = true
 	close(h.quit)
+	for _, ch := range h.chans {
+		if ch.linger != nil {
+			ch.linger.Stop()
+		}
+	}
 	ps := h.ps
 	h.mu.Unlock()
 	if ps != nil {
@@ -174,11 +203,7 @@ func (h *hub) confirmed(name string) {
 		for l := range ch.subs {
 			l.poke("")
 		}
-		if len(ch.subs) == 0 {
-			// Everyone gave up while we waited for the confirmation.
-			delete(h.chans, name)
-			_ = h.ps.Unsubscribe(context.Background(), name)
-		}
+		h.idle(name, ch) // everyone may have left while we waited
 	}
 }
 
