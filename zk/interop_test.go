@@ -63,7 +63,7 @@ func curatorPeer(t *testing.T) peer {
 		filepath.Join(javaDir, "slf4j-nop.jar"),
 	}, ":")
 	classes := t.TempDir()
-	out, err := exec.Command("javac", "-d", classes, "-cp", cp, filepath.Join("testdata", "interop", "CuratorLock.java")).CombinedOutput()
+	out, err := exec.Command("javac", "-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-d", classes, "-cp", cp, filepath.Join("testdata", "interop", "CuratorLock.java")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}

@@ -4,8 +4,16 @@
 // Nodes follow Apache Curator's layouts (a Mutex's contenders are
 // "_c_<uuid>-lock-<seq>"), so Go services using baton and Java services
 // using Curator share one lock path; kazoo's and go-zookeeper's lock nodes
-// count as contenders too. Lock parents are created as container nodes,
-// which the server removes once they are empty.
+// count as contenders too (kazoo sees ours when its Lock is made with
+// extra_lock_patterns=["-lock-"]). Lock parents are created as container
+// nodes, which the server removes once they are empty.
+//
+// Every create that names a node with a per-create id is exactly-once: if
+// the connection drops before the reply, the node is looked for by its id
+// once reconnected (Curator's protected mode). Fencing tokens are the
+// nodes' czxid, read from the create reply itself: a Mutex acquisition
+// costs 3 requests uncontended and at most 5 contended, as go-zookeeper's
+// Lock does.
 //
 // A session counts as lost as soon as no reply from the server has been
 // confirmed for its timeout minus a safety margin, which is before the
