@@ -12,20 +12,6 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// loadTTL is the session timeout of the queue load tests: long enough that
-// a loaded machine never loses a session by itself, since the one consumer
-// that dies is killed on purpose.
-const loadTTL = 10 * time.Second
-
-// loadSessions opens n sessions with loadTTL.
-func loadSessions(t *testing.T, h Harness, n int) []*baton.Session {
-	ss := make([]*baton.Session, n)
-	for i := range ss {
-		ss[i] = h.Open(t, loadTTL)
-	}
-	return ss
-}
-
 // queueItems is the number of items each producer puts in the load tests:
 // 1,000 in all across the 8 producers, scaled by h.LoadScale and by a fifth
 // with -short.
@@ -119,7 +105,7 @@ func produce(ctx context.Context, t *testing.T, ss []*baton.Session, put func(s 
 // whether it did.
 func waitEmpty(t *testing.T, h Harness, name string) bool {
 	t.Helper()
-	s := h.Open(t, loadTTL)
+	s := h.Open(t, LoadTTL)
 	q := baton.NewQueue(s, name)
 	return waitFor(timeout/2, func() bool { n, err := q.Len(testCtx(t)); return err == nil && n == 0 })
 }
@@ -141,7 +127,7 @@ func testQueueLoad(t *testing.T, h Harness) {
 	const producers, consumers = 8, 8
 	items := queueItems(h)
 	total := producers * items
-	ss := loadSessions(t, h, producers+consumers)
+	ss := sessions(t, h, producers+consumers)
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var delivered atomic.Int64
@@ -217,7 +203,7 @@ func testReliableQueueLoad(t *testing.T, h Harness) {
 	const producers, consumers = 8, 8
 	items := queueItems(h)
 	total := producers*items + 1
-	ss := loadSessions(t, h, producers+consumers)
+	ss := sessions(t, h, producers+consumers)
 	q0 := baton.NewReliableQueue(ss[producers], name)
 	if err := q0.Put(ctx, []byte("orphan")); err != nil {
 		t.Fatal(err)

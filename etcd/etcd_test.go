@@ -13,12 +13,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/etcd/embedded"
+	"github.com/batonhq/baton/internal/etcdtest"
 )
 
-// srv is one embedded etcd shared by the package's tests; each test uses
-// its own prefix.
-var srv *embedded.Server
+// srv is one etcd shared by the package's tests, each test under its own
+// prefix: baton's embedded server in a process of its own, so that a -race
+// test binary does not run the server under the race detector too.
+var srv *etcdtest.Server
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -31,18 +32,16 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	srv, err = embedded.Start(ctx, embedded.Config{DataDir: dir, Fast: true})
+	srv, err = etcdtest.New(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
+		fmt.Fprintln(os.Stderr, "etcd test server:", err)
 		return 1
 	}
-	defer srv.Close()
+	defer srv.Stop()
 	return m.Run()
 }
 
-func server(testing.TB) *embedded.Server { return srv }
+func server(testing.TB) *etcdtest.Server { return srv }
 
 func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,25 +1,168 @@
-// Package etcdtest starts real etcd servers for tests: the embedded server
-// (always available) on free loopback ports and a temp data dir.
+// Package etcdtest starts real etcd servers for tests: baton's embedded
+// etcd (go.etcd.io/etcd/server/v3/embed) in a process of its own, built
+// without the race detector, on a free loopback port and a temp data dir.
+// A separate process also lets fault tests kill, pause and restart it.
 package etcdtest
 
 import (
-	"context"
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
-
-	"github.com/batonhq/baton/etcd/embedded"
 )
 
-// Start runs an embedded etcd with fast raft timings on free loopback
-// ports and stops it when the test ends.
-func Start(t testing.TB) *embedded.Server {
+// Server is a running test etcd.
+type Server struct {
+	bin, dataDir string
+
+	mu   sync.Mutex
+	addr string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+var build struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// binary builds the server command once per test process.
+func binary() (string, error) {
+	build.once.Do(func() {
+		out, err := exec.Command(goTool(), "env", "GOMOD").Output()
+		if err != nil {
+			build.err = fmt.Errorf("etcdtest: go env GOMOD: %w", err)
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		if build.dir, err = os.MkdirTemp("", "etcdtest-"); err != nil {
+			build.err = err
+			return
+		}
+		build.bin = filepath.Join(build.dir, "etcdserver")
+		cmd := exec.Command(goTool(), "build", "-o", build.bin, "./internal/etcdtest/etcdserver")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			build.err = fmt.Errorf("etcdtest: build etcdserver: %w\n%s", err, out)
+		}
+	})
+	return build.bin, build.err
+}
+
+func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
+
+// Start runs a fresh server and stops it when the test ends.
+func Start(t testing.TB) *Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	s, err := embedded.Start(ctx, embedded.Config{DataDir: t.TempDir(), Fast: true})
+	s, err := New(t.TempDir())
 	if err != nil {
-		t.Fatalf("start embedded etcd: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(s.Stop)
 	return s
+}
+
+// New runs a server on dataDir; the caller stops it.
+func New(dataDir string) (*Server, error) {
+	bin, err := binary()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{bin: bin, dataDir: dataDir}
+	return s, s.start("127.0.0.1:0")
+}
+
+func (s *Server) start(listen string) error {
+	cmd := exec.Command(s.bin, "-data-dir", s.dataDir, "-listen", listen)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("etcdtest: start: %w", err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
+				ready <- a
+			}
+		}
+		close(ready)
+	}()
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case a, ok := <-ready:
+		if !ok {
+			<-done
+			return errors.New("etcdtest: server exited before serving")
+		}
+		s.mu.Lock()
+		s.addr, s.cmd, s.done = a, cmd, done
+		s.mu.Unlock()
+		return nil
+	case <-time.After(60 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return errors.New("etcdtest: server not ready within 60s")
+	}
+}
+
+// Addr is the client address, host:port on loopback.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Endpoints is the client URL list.
+func (s *Server) Endpoints() []string { return []string{"http://" + s.Addr()} }
+
+// Stop kills the server (SIGKILL: no goodbye to clients) and waits for
+// it. It is idempotent.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+}
+
+// Restart stops the server and starts it again on the same data dir and
+// address.
+func (s *Server) Restart() error {
+	s.Stop()
+	return s.start(s.Addr())
+}
+
+// Pause stops the server process (SIGSTOP) until Resume.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = syscall.Kill(s.cmd.Process.Pid, sig)
+	}
 }
