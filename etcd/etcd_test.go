@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd/embedded"
 	"github.com/batonhq/baton/internal/etcdtest"
 )
 

@@ -6,6 +6,7 @@ package etcdtest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -79,10 +80,12 @@ func New(dataDir string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{bin: bin, dataDir: dataDir}
-	return s, s.start("127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return s, s.start(ctx, "127.0.0.1:0")
 }
 
-func (s *Server) start(listen string) error {
+func (s *Server) start(ctx context.Context, listen string) error {
 	cmd := exec.Command(s.bin, "-data-dir", s.dataDir, "-listen", listen)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -115,10 +118,10 @@ func (s *Server) start(listen string) error {
 		s.addr, s.cmd, s.done = a, cmd, done
 		s.mu.Unlock()
 		return nil
-	case <-time.After(60 * time.Second):
+	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		return errors.New("etcdtest: server not ready within 60s")
+		return fmt.Errorf("etcdtest: server not ready: %w", ctx.Err())
 	}
 }
 
@@ -147,10 +150,10 @@ func (s *Server) Stop() {
 }
 
 // Restart stops the server and starts it again on the same data dir and
-// address.
-func (s *Server) Restart() error {
+// address. ctx bounds the wait for the new server to serve.
+func (s *Server) Restart(ctx context.Context) error {
 	s.Stop()
-	return s.start(s.Addr())
+	return s.start(ctx, s.Addr())
 }
 
 // Pause stops the server process (SIGSTOP) until Resume.
