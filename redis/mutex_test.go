@@ -373,3 +373,45 @@ func TestMutexUnlockCancelledCtx(t *testing.T) {
 		t.Fatal("lock key left behind by Unlock with a cancelled ctx")
 	}
 }
+
+// TestMutexWakeAfterReconnect: after the server restarts, the pub/sub
+// connection comes back and a waiter is still woken by the release
+// message. The ttls are long so that only the message (not the fallback
+// wake at the holder's ttl) can wake it within the deadline.
+func TestMutexWakeAfterReconnect(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	cw, ch := dial(t, srv), dial(t, srv)
+	ctx := within(t, 30*time.Second)
+	key := freshKey(t)
+	const ttl = 30 * time.Second
+	h := redis.NewMutex(ch, key, redis.WithTTL(ttl))
+	w := redis.NewMutex(cw, key, redis.WithTTL(ttl))
+	roundTrip := func() {
+		if _, err := h.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		go func() {
+			_, err := w.Lock(wctx)
+			got <- err
+		}()
+		queued(t, ch, key, 1)
+		if err := h.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("waiter not woken by the release: %v", err)
+		}
+		if err := w.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roundTrip()
+	srv.Restart()
+	eventually(t, 10*time.Second, "server back", func() bool {
+		return ch.Redis().Ping(ctx).Err() == nil && cw.Redis().Ping(ctx).Err() == nil
+	})
+	roundTrip()
+}
