@@ -37,7 +37,7 @@ func TestLockRunsCmdWithEnv(t *testing.T) {
 			return
 		}
 		// Tokens grow with each acquisition.
-		out2, _, code := run(t, e, "lock", "/jobs/nightly", "--", "sh", "-c", `echo $BATON_TOKEN`)
+		out2, _, code := run(t, e, "lock", "--ttl", "2s", "/jobs/nightly", "--", "sh", "-c", `echo $BATON_TOKEN`)
 		t1, _ := strconv.ParseInt(strings.TrimPrefix(strings.Fields(out)[1], "token="), 10, 64)
 		t2, _ := strconv.ParseInt(strings.TrimSpace(out2), 10, 64)
 		if code != 0 || t2 <= t1 {
@@ -61,11 +61,11 @@ func TestLockTimeoutDoesNotRunCmd(t *testing.T) {
 }
 
 func lockTimeout(t *testing.T, e []string) {
-	holder := start(t, e, "lock", "/busy")
+	holder := start(t, e, "lock", "--ttl", "2s", "/busy")
 	holder.waitOutput("BATON_LOCK=/busy BATON_TOKEN=", 10*time.Second)
 
 	marker := filepath.Join(t.TempDir(), "ran")
-	_, stderr, code := run(t, e, "lock", "--timeout", "300ms", "/busy", "--", "touch", marker)
+	_, stderr, code := run(t, e, "lock", "--ttl", "2s", "--timeout", "300ms", "/busy", "--", "touch", marker)
 	if code != exitTimeout {
 		t.Fatalf("exit %d, want 75; stderr %q", code, stderr)
 	}
@@ -80,7 +80,7 @@ func lockTimeout(t *testing.T, e []string) {
 	if code := holder.wait(10 * time.Second); code != 0 {
 		t.Fatalf("holder exit %d, stderr %q", code, holder.stderr.String())
 	}
-	if _, stderr, code := run(t, e, "lock", "--timeout", "5s", "/busy", "--", "true"); code != 0 {
+	if _, stderr, code := run(t, e, "lock", "--ttl", "2s", "--timeout", "5s", "/busy", "--", "true"); code != 0 {
 		t.Fatalf("lock after release: exit %d %q", code, stderr)
 	}
 }

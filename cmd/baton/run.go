@@ -111,6 +111,8 @@ func (m *Main) usage() {
 	}
 	fmt.Fprintf(m.Stderr, "\nThe store is --store URL or $BATON_STORE: zk://h:p[,h:p…][/chroot], etcd://h:p[,…],\n"+
 		"redis://[user:pass@]h:p[/db], rediss://…, redlock://h:p,h:p,…  (default %s).\n"+
+		"Exit status: CMD's own; 75 not acquired within --timeout (CMD not run); 76 lost while CMD ran\n"+
+		"(CMD got SIGTERM, then SIGKILL after --kill-after); 2 usage; 1 store unreachable or other failure.\n"+
 		"Run 'baton COMMAND -h' for a command's flags.\n", defaultStore)
 }
 
