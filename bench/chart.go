@@ -66,10 +66,13 @@ func writeChart(path string, rs []bench.Result) error {
 		p.X.Tick.Marker = plot.ConstantTicks(ticks(2, 4, 8, 16, 32, 64))
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Legend.Top = true
 		p.Legend.Left = true
 		p.Add(plotter.NewGrid())
 	}
+	// Room for the legend: above the lines for waits (which grow with
+	// contenders), below them for acquisitions/s.
+	wait.Legend.Top = true
+	var wmin, wmax, amin, amax float64
 	for _, s := range ss {
 		var ns []int
 		for n := range s.pts {
@@ -80,10 +83,13 @@ func writeChart(path string, rs []bench.Result) error {
 		for _, n := range ns {
 			r := s.pts[n]
 			if r.WaitP99 != nil && *r.WaitP99 > 0 {
-				wxy = append(wxy, plotter.XY{X: float64(n), Y: *r.WaitP99 / 1000})
+				y := *r.WaitP99 / 1000
+				wxy = append(wxy, plotter.XY{X: float64(n), Y: y})
+				wmin, wmax = span(wmin, wmax, y)
 			}
 			if r.AcqPerS > 0 {
 				axy = append(axy, plotter.XY{X: float64(n), Y: r.AcqPerS})
+				amin, amax = span(amin, amax, r.AcqPerS)
 			}
 		}
 		r0 := s.pts[ns[0]]
@@ -114,6 +120,12 @@ func writeChart(path string, rs []bench.Result) error {
 			pp.p.Legend.Add(s.label, l, sc)
 		}
 	}
+	if wmax > 0 {
+		wait.Y.Min, wait.Y.Max = wmin/1.5, wmax*30
+	}
+	if amax > 0 {
+		acq.Y.Min, acq.Y.Max = amin/30, amax*1.5
+	}
 	img := vgimg.New(vg.Points(1400), vg.Points(560))
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(30), PadTop: vg.Points(10), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(10)}
@@ -137,4 +149,12 @@ func ticks(vs ...float64) []plot.Tick {
 		ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprint(v)})
 	}
 	return ts
+}
+
+// span widens [lo, hi] to include v (lo 0 means empty).
+func span(lo, hi, v float64) (float64, float64) {
+	if lo == 0 || v < lo {
+		lo = v
+	}
+	return lo, max(hi, v)
 }

@@ -30,7 +30,7 @@ func runInChild(ctx context.Context, p plan, base, st string) ([]bench.Result, [
 		return nil, nil, err
 	}
 	out := filepath.Join(base, st+".jsonl")
-	args := []string{"-child", st, "-out", out, "-duration", p.duration.String(),
+	args := []string{"-child", st, "-out", out, "-duration", p.duration.String(), "-sweep-duration", p.sweepDur.String(),
 		"-sweep", join(p.sweep), "-repeats", fmt.Sprint(p.repeats), "-herd", join(p.herd)}
 	if p.batonBin != "" {
 		args = append(args, "-baton", p.batonBin)

@@ -23,6 +23,7 @@ import (
 // plan is what one run measures.
 type plan struct {
 	duration time.Duration // each timed workload
+	sweepDur time.Duration // contended runs at other than 8 contenders
 	sweep    []int         // contenders for the chart
 	repeats  int           // runs at 8 contenders (the median is kept)
 	herd     []int         // waiters
@@ -30,13 +31,15 @@ type plan struct {
 	batonBin string // baton binary for the footprint, "" to skip
 	out      string
 
-	child string // run only this store, writing results to childOut
+	child  string // run only this store, writing results to -out
+	render bool   // rebuild the report from the saved results only
 }
 
 func main() {
 	var p plan
 	var sweep, herd, stores string
 	flag.DurationVar(&p.duration, "duration", 3*time.Second, "how long each timed workload runs")
+	flag.DurationVar(&p.sweepDur, "sweep-duration", 2*time.Second, "how long each contended run at other than 8 contenders runs")
 	flag.StringVar(&sweep, "sweep", "2,4,8,16,32,64", "contender counts for the contended workload")
 	flag.IntVar(&p.repeats, "repeats", 3, "runs at 8 contenders; the median (by acquisitions/s) is reported")
 	flag.StringVar(&herd, "herd", "10,100,1000", "waiter counts for the herd workload")
@@ -44,6 +47,7 @@ func main() {
 	flag.StringVar(&p.batonBin, "baton", "", "baton binary for the footprint workload (built if empty)")
 	flag.StringVar(&p.out, "out", "../docs", "directory for PERFORMANCE.md, the chart and the raw results")
 	flag.StringVar(&p.child, "child", "", "internal: run this one store in this process and write JSON lines to -out")
+	flag.BoolVar(&p.render, "render", false, "rebuild PERFORMANCE.md and the chart from the results saved in -out, without running")
 	flag.Parse()
 	p.sweep = ints(sweep)
 	p.herd = ints(herd)
@@ -52,8 +56,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	run := run
-	if p.child != "" {
+	switch {
+	case p.child != "":
 		run = runChild
+	case p.render:
+		run = render
 	}
 	if err := run(ctx, p); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -111,11 +118,12 @@ func run(ctx context.Context, p plan) error {
 			logf("%s: %v", st, err)
 		}
 	}
-	env.elapsed = time.Since(start)
-	if err := writeChart(filepath.Join(p.out, "bench-contenders.png"), all); err != nil {
-		notes = append(notes, fmt.Sprintf("chart: %v", err))
+	env.Elapsed = time.Since(start)
+	env.LoadAfter = sh("cat", "/proc/loadavg")
+	if err := saveRun(filepath.Join(p.out, runFile), savedRun{Plan: p.saved(), Machine: env, Notes: notes}); err != nil {
+		return err
 	}
-	return writeReport(filepath.Join(p.out, "PERFORMANCE.md"), p, env, all, notes)
+	return render(ctx, p)
 }
 
 func logf(format string, a ...any) {

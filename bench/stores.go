@@ -121,6 +121,9 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 	for _, n := range p.sweep {
 		for _, t := range impls {
 			cfg := bench.Config{Workload: "contended", Clients: n}
+			if n != 8 {
+				cfg.Duration = p.sweepDur
+			}
 			if n != 8 || p.repeats < 2 {
 				run(t, cfg)
 				continue

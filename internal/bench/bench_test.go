@@ -86,8 +86,8 @@ func TestFIFO(t *testing.T) {
 	at := func(ms int) time.Time { return time.Unix(0, int64(ms)*int64(time.Millisecond)) }
 	// Client 1 asked at 0 and was still waiting when client 0 (asked at 1) got it.
 	cs := []cycle{
-		{client: 0, order: 1, req: at(1), acq: at(2)},
-		{client: 1, order: 2, req: at(0), acq: at(3)},
+		{client: 0, order: 1, req: at(3), acq: at(4)},
+		{client: 1, order: 2, req: at(0), acq: at(5)},
 	}
 	if got := *fifo(cs, 2); got != 50 {
 		t.Fatalf("fifo = %v, want 50", got)

@@ -22,6 +22,7 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int
 		first.CompareAndSwap(nil, err.Error())
 	}
 	recs := make([][][]cycle, len(groups))
+	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for g, ls := range groups {
 		recs[g] = make([][]cycle, len(ls))
@@ -30,6 +31,7 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				<-start
 				for time.Now().Before(end) {
 					t0 := time.Now()
 					if err := l.Lock(lockCtx); err != nil {
@@ -54,6 +56,7 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int
 			}()
 		}
 	}
+	close(start)
 	wg.Wait()
 	out := make([][]cycle, len(groups))
 	for g := range recs {

@@ -37,7 +37,8 @@ type Result struct {
 	// ReacquirePct: share of acquisitions by the client that held the lock
 	// just before (back-to-back re-acquisition).
 	ReacquirePct *float64 `json:"reacquire_pct"`
-	// FIFOPct: share of acquisitions granted to the longest-waiting client.
+	// FIFOPct: share of acquisitions granted in arrival order (no other
+	// client that asked more than 1 ms earlier was still waiting).
 	FIFOPct *float64 `json:"fifo_pct"`
 	// MinPerClient/MaxPerClient: fewest and most acquisitions by one client.
 	MinPerClient *int `json:"min_per_client"`

@@ -30,11 +30,14 @@ type cycle struct {
 
 // chainStats fills hand-off, re-acquisition, FIFO and overlap figures from
 // the cycles of one lock.
+//
+// Only cycles acquired once every client had asked at least once count:
+// before that the first clients to start cycle alone and re-acquire.
 func chainStats(r *Result, cs []cycle, clients int) {
-	if len(cs) == 0 {
+	s := steady(cs, clients)
+	if len(s) == 0 {
 		return
 	}
-	s := slices.Clone(cs)
 	slices.SortFunc(s, func(a, b cycle) int { return int(a.order - b.order) })
 	var hand []time.Duration
 	same := 0
@@ -61,9 +64,39 @@ func chainStats(r *Result, cs []cycle, clients int) {
 	r.MinPerClient, r.MaxPerClient = intp(slices.Min(per)), intp(slices.Max(per))
 }
 
-// fifo returns the share of acquisitions (in order) granted to the client
-// whose pending request was the oldest: an acquisition is out of order when
-// another client had asked earlier and was still waiting.
+// steady returns, in acquisition order, the cycles acquired after the last
+// client's first request.
+func steady(cs []cycle, clients int) []cycle {
+	first := make([]time.Time, clients)
+	for _, c := range cs {
+		if first[c.client].IsZero() || c.req.Before(first[c.client]) {
+			first[c.client] = c.req
+		}
+	}
+	var from time.Time
+	for _, t := range first {
+		if t.After(from) {
+			from = t
+		}
+	}
+	s := make([]cycle, 0, len(cs))
+	for _, c := range cs {
+		if !c.acq.Before(from) {
+			s = append(s, c)
+		}
+	}
+	slices.SortFunc(s, func(a, b cycle) int { return int(a.order - b.order) })
+	return s
+}
+
+// fifoSlack is how much earlier another client must have asked for an
+// acquisition to count as out of order: requests closer than that may
+// reach the store in either order (scheduling, network).
+const fifoSlack = time.Millisecond
+
+// fifo returns the share of acquisitions (in order) granted in arrival
+// order: an acquisition is out of order when another client had asked more
+// than fifoSlack earlier and was still waiting.
 func fifo(s []cycle, clients int) *float64 {
 	byClient := make([][]cycle, clients)
 	for _, c := range s {
@@ -80,7 +113,7 @@ func fifo(s []cycle, clients int) *float64 {
 			for next[o] < len(byClient[o]) && !byClient[o][next[o]].acq.After(c.acq) {
 				next[o]++
 			}
-			if next[o] < len(byClient[o]) && byClient[o][next[o]].req.Before(c.req) {
+			if next[o] < len(byClient[o]) && byClient[o][next[o]].req.Before(c.req.Add(-fifoSlack)) {
 				ok = false
 			}
 		}
