@@ -303,3 +303,119 @@ func TestChroot(t *testing.T) {
 		t.Fatalf("relative chroot: %v", err)
 	}
 }
+
+func TestCommit(t *testing.T) {
+	ctx := ctxT(t)
+	s := openT(t, 0)
+	c := s.Conn()
+	dir := testPath(t)
+	guard, err := c.Create(ctx, dir+"/g", baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item, err := c.Create(ctx, dir+"/items", "x", []byte("1"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Guarded: set one node, create another in a missing dir.
+	err = c.Commit(ctx, guard,
+		baton.Op{Kind: baton.OpSet, Node: item, Data: []byte("2")},
+		baton.Op{Kind: baton.OpCreate, Dir: dir + "/new/deep", Name: "y", Data: []byte("3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := c.Get(ctx, item.Path); err != nil || string(d) != "2" {
+		t.Fatalf("set: %q %v", d, err)
+	}
+	if d, _, err := c.Get(ctx, dir+"/new/deep/y"); err != nil || string(d) != "3" {
+		t.Fatalf("create: %q %v", d, err)
+	}
+	// Once the guard is gone nothing applies.
+	if err := c.Delete(ctx, guard); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Commit(ctx, guard, baton.Op{Kind: baton.OpDelete, Node: item})
+	if !errors.Is(err, baton.ErrGuard) {
+		t.Fatalf("Commit with the guard gone: %v, want ErrGuard", err)
+	}
+	if _, _, err := c.Get(ctx, item.Path); err != nil {
+		t.Fatalf("item deleted by a refused commit: %v", err)
+	}
+	// Unguarded, atomic: a failing op undoes the others.
+	err = c.Commit(ctx, baton.Node{},
+		baton.Op{Kind: baton.OpDelete, Node: item},
+		baton.Op{Kind: baton.OpCreate, Dir: dir + "/new/deep", Name: "y"})
+	if !errors.Is(err, baton.ErrExists) {
+		t.Fatalf("Commit creating an existing node: %v, want ErrExists", err)
+	}
+	if _, _, err := c.Get(ctx, item.Path); err != nil {
+		t.Fatalf("item deleted by a failed commit: %v", err)
+	}
+}
+
+func TestWaitChildrenAndExists(t *testing.T) {
+	ctx := ctxT(t)
+	a, b := openT(t, 0).Conn(), openT(t, 0).Conn()
+	dir := testPath(t)
+	// Missing dir: waits until a child appears.
+	got := make(chan error, 1)
+	go func() { got <- a.WaitChildren(ctx, dir, nil) }()
+	exists := make(chan baton.Node, 1)
+	go func() {
+		n, err := a.WaitExists(ctx, dir+"/ready")
+		if err != nil {
+			t.Error(err)
+		}
+		exists <- n
+	}()
+	n, err := b.Create(ctx, dir, "ready", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if e := <-exists; e.Path != n.Path || e.Token != n.Token {
+		t.Fatalf("WaitExists = %+v, want %+v", e, n)
+	}
+	// Differs at once from a stale listing.
+	if err := a.WaitChildren(ctx, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A cancelled wait returns ctx's error.
+	kids, err := a.Children(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := a.WaitChildren(cctx, dir, kids); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitChildren with nothing changing: %v", err)
+	}
+}
+
+func FuzzCheckPath(f *testing.F) {
+	for _, s := range []string{"/", "/a/b", "", "a", "/a/", "//", "/a/../b", "/\x00", "/\uf000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		err := checkPath(p)
+		if err != nil {
+			if !errors.Is(err, baton.ErrInvalidName) {
+				t.Fatalf("%q: %v does not wrap ErrInvalidName", p, err)
+			}
+			return
+		}
+		if p == "/" {
+			return
+		}
+		if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.Contains(p, "//") {
+			t.Fatalf("accepted %q", p)
+		}
+		for _, e := range strings.Split(p[1:], "/") {
+			if e == "." || e == ".." {
+				t.Fatalf("accepted %q", p)
+			}
+		}
+	})
+}

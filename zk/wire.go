@@ -196,7 +196,10 @@ func (c *tapConn) reply(body []byte, handshake bool) {
 	if binary.BigEndian.Uint32(body[12:]) != 0 || len(body) < 20 {
 		return
 	}
-	if plain && w.dropNext {
+	if !plain {
+		return // containers: nobody asks for their zxid
+	}
+	if w.dropNext {
 		w.dropNext = false
 		c.killed.Store(true)
 		return
