@@ -415,3 +415,26 @@ func TestMutexWakeAfterReconnect(t *testing.T) {
 	})
 	roundTrip()
 }
+
+// TestMutexLostOnPause: a server that stops answering (SIGSTOP) without
+// closing connections is a loss too, signalled within the ttl.
+func TestMutexLostOnPause(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	const ttl = time.Second
+	m := redis.NewMutex(c, freshKey(t), redis.WithTTL(ttl))
+	start := time.Now()
+	l, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Pause()
+	t.Cleanup(srv.Resume)
+	waitDone(t, l, 5*time.Second)
+	if el := time.Since(start); el > ttl+400*time.Millisecond {
+		t.Fatalf("lost signal after %v, later than the ttl %v", el, ttl)
+	}
+	mustLost(t, l.Err())
+	srv.Resume()
+}
