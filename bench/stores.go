@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -156,26 +157,36 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 	for _, t := range impls {
 		run(t, bench.Config{Workload: "many", Clients: 4, Locks: 16})
 	}
-	if st == "zk" && p.batonBin != "" {
-		r, err := footprint(ctx, p.batonBin, rawURL, 1000)
-		if err != nil {
+	if st == "zk" {
+		fpBin := filepath.Join(base, "footprint")
+		if err := goBuild(fpBin, ".", "./footprint"); err != nil {
+			notes = append(notes, fmt.Sprintf("footprint program: %v", err))
+		} else if r, err := footprint(ctx, fpBin, "-zk", servers[0].addr, "-waiters", "1000"); err != nil {
 			notes = append(notes, fmt.Sprintf("footprint on %s: %v", st, err))
 		} else {
-			r.Store = st
 			emit(r)
+		}
+		if p.batonBin != "" {
+			r, err := footprint(ctx, p.batonBin, "bench", "--store", rawURL, "--workload", "footprint", "--waiters", "1000", "--json")
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("footprint (baton command) on %s: %v", st, err))
+			} else {
+				r.Store, r.Impl = st, "baton command"
+				emit(r)
+			}
 		}
 	}
 	return notes, nil
 }
 
-// footprint runs `baton bench --workload footprint` in its own process so
-// that its RSS is that of a client alone.
-func footprint(ctx context.Context, bin, url string, waiters int) (bench.Result, error) {
+// footprint runs a footprint measurement (bench/footprint, or `baton bench
+// --workload footprint`) in its own process so that its RSS is that of a
+// client alone, and reads its one JSON result.
+func footprint(ctx context.Context, bin string, args ...string) (bench.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "bench", "--store", url, "--workload", "footprint",
-		"--waiters", fmt.Sprint(waiters), "--json")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		return bench.Result{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(errb.String()))
@@ -189,8 +200,13 @@ func footprint(ctx context.Context, bin, url string, waiters int) (bench.Result,
 
 // buildBaton builds the baton command into bin.
 func buildBaton(bin string) error {
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/baton")
-	cmd.Dir = ".." // the main module, with its own go.mod
+	return goBuild(bin, "..", "./cmd/baton") // in the main module, with its own go.mod
+}
+
+// goBuild builds pkg in dir into bin.
+func goBuild(bin, dir, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
 	return cmd.Run()
 }
