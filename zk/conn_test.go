@@ -302,6 +302,11 @@ func TestChroot(t *testing.T) {
 	if _, err := Open(ctx, zktest.Shared(t).Servers(), WithChroot("relative")); !errors.Is(err, baton.ErrInvalidName) {
 		t.Fatalf("relative chroot: %v", err)
 	}
+	for _, bad := range [][]string{nil, {""}, {zktest.Shared(t).Addr() + "/app"}, {"a:1,b:2"}} {
+		if _, err := Open(ctx, bad); err == nil {
+			t.Fatalf("Open(%q) succeeded", bad)
+		}
+	}
 }
 
 func TestCommit(t *testing.T) {

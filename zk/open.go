@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,6 +96,11 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	}
 	if len(servers) == 0 {
 		return nil, errors.New("zk: no servers given")
+	}
+	for _, srv := range servers {
+		if srv == "" || strings.ContainsAny(srv, "/ ,") {
+			return nil, fmt.Errorf("zk: bad server address %q: want host:port, one per element (a chroot goes in WithChroot)", srv)
+		}
 	}
 	if o.ttl <= 0 {
 		return nil, fmt.Errorf("%w: %v", baton.ErrInvalidTTL, o.ttl)
