@@ -299,6 +299,13 @@ func (e *Election) observe(ctx context.Context, ch chan<- LeaderEvent) {
 // leadership is lost (session lost or our node gone), with the lease error
 // as its cause. When fn returns, Run resigns, so the next candidate leads.
 //
+// When we are cut off from the store, the session is given up locally
+// before the store can expire it, so fn's ctx is cancelled before another
+// candidate can lead. When the store ends the session or deletes our node
+// while we are still in contact (an operator's kill, a revoked lease), we
+// learn of it from the store at about the time the next candidate does:
+// guard the work itself with the lease's fencing token (Lease().Token()).
+//
 // Run returns ctx.Err() when ctx ends, fn's error when fn fails while still
 // leading, and the session's error once the session is gone (a new session
 // is needed to campaign again). If fn returns nil, Run campaigns again.

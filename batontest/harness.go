@@ -40,7 +40,8 @@ type Harness struct {
 	// every release sends exactly one notification.
 	PendingWatches func(t testing.TB) int
 	// LoadScale shrinks the load tests of the recipes (the queue's 1,000
-	// items) for a slow store: 0 or 1 is full size, 0.25 a quarter. The
-	// shape (8 producers, 8 consumers, one killed) stays.
+	// items, the RWMutex's cycles) for a slow store: 0 or 1 is full size,
+	// 0.25 a quarter. The shape (clients, producers, consumers, the one
+	// killed) stays.
 	LoadScale float64
 }

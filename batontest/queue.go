@@ -13,17 +13,20 @@ import (
 )
 
 // queueItems is the number of items each producer puts in the load tests:
-// 1,000 in all across the 8 producers, scaled by h.LoadScale and by a fifth
-// with -short.
-func queueItems(h Harness) int {
-	n := 125.0
+// 1,000 in all across the 8 producers, scaled.
+func queueItems(h Harness) int { return scaled(h, 125) }
+
+// scaled is n shrunk by h.LoadScale, and by a fifth with -short; at least
+// 4.
+func scaled(h Harness, n int) int {
+	f := float64(n)
 	if h.LoadScale > 0 {
-		n *= h.LoadScale
+		f *= h.LoadScale
 	}
 	if testing.Short() {
-		n /= 5
+		f /= 5
 	}
-	return max(int(n), 4)
+	return max(int(f), 4)
 }
 
 // Put, Peek, Poll, Len and a blocking Take, in FIFO order.
@@ -84,13 +87,22 @@ func testQueueFIFO(t *testing.T, h Harness) {
 }
 
 // produce runs producers putting items "p-i" and returns when all are in.
-func produce(ctx context.Context, t *testing.T, ss []*baton.Session, put func(s *baton.Session, data []byte) error, items int) {
+// Each producer puts the first half of its items, then waits for pause to
+// close.
+func produce(ctx context.Context, t *testing.T, ss []*baton.Session, put func(s *baton.Session, data []byte) error, items int, pause <-chan struct{}) {
 	var wg sync.WaitGroup
 	for p, s := range ss {
 		wg.Add(1)
 		go func(p int) {
 			defer wg.Done()
 			for i := range items {
+				if i == items/2 {
+					select {
+					case <-pause:
+					case <-ctx.Done():
+						return
+					}
+				}
 				if err := put(s, fmt.Appendf(nil, "%d-%d", p, i)); err != nil {
 					t.Errorf("producer %d: %v", p, err)
 					return
@@ -99,6 +111,36 @@ func produce(ctx context.Context, t *testing.T, ss []*baton.Session, put func(s 
 		}(p)
 	}
 	wg.Wait()
+}
+
+// killMidway runs the producers and, once done() reports a quarter of the
+// items through, expires the session of the consumer to kill while the
+// second half is still to come.
+func killMidway(ctx context.Context, t *testing.T, h Harness, producers []*baton.Session, victim *baton.Session,
+	put func(s *baton.Session, data []byte) error, items int, done func() int64) {
+	t.Helper()
+	pause := make(chan struct{})
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		produce(ctx, t, producers, put, items, pause)
+	}()
+	quarter := int64(len(producers) * items / 4)
+	if !waitFor(timeout/2, func() bool { return done() >= quarter }) {
+		close(pause)
+		<-produced
+		t.Fatalf("only %d of %d items through before the kill", done(), quarter)
+	}
+	h.Expire(t, victim)
+	// The victim learns of its death before the rest comes, so that it is
+	// still consuming (or waiting for items) when it does.
+	select {
+	case <-victim.Done():
+	case <-time.After(20 * time.Second):
+		t.Errorf("the killed consumer's session did not end")
+	}
+	close(pause)
+	<-produced
 }
 
 // waitEmpty waits until the queue at name holds no item and reports
@@ -150,14 +192,9 @@ func testQueueLoad(t *testing.T, h Harness) {
 			}
 		}(c)
 	}
-	go func() {
-		if waitFor(timeout/2, func() bool { return delivered.Load() >= int64(total/2) }) {
-			h.Expire(t, ss[producers])
-		}
-	}()
-	produce(ctx, t, ss[:producers], func(s *baton.Session, data []byte) error {
+	killMidway(ctx, t, h, ss[:producers], ss[producers], func(s *baton.Session, data []byte) error {
 		return baton.NewQueue(s, name).Put(ctx, data)
-	}, items)
+	}, items, delivered.Load)
 	drained := waitEmpty(t, h, name)
 	stop()
 	wg.Wait()
@@ -236,14 +273,9 @@ func testReliableQueueLoad(t *testing.T, h Harness) {
 			}
 		}(c)
 	}
-	go func() {
-		if waitFor(timeout/2, func() bool { return acks.Load() >= int64(total/2) }) {
-			h.Expire(t, ss[producers])
-		}
-	}()
-	produce(ctx, t, ss[:producers], func(s *baton.Session, data []byte) error {
+	killMidway(ctx, t, h, ss[:producers], ss[producers], func(s *baton.Session, data []byte) error {
 		return baton.NewReliableQueue(s, name).Put(ctx, data)
-	}, items)
+	}, items, acks.Load)
 	drained := waitEmpty(t, h, name)
 	stop()
 	wg.Wait()

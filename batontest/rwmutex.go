@@ -78,10 +78,7 @@ func testRWMutexExclusion(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t)
 	const clients = 6
-	cycles := 60
-	if testing.Short() {
-		cycles = 20
-	}
+	cycles := scaled(h, 60)
 	ss := sessions(t, h, clients)
 	var readers, writers, bad atomic.Int64
 	var wg sync.WaitGroup

@@ -33,9 +33,6 @@ func harness(t *testing.T) batontest.Harness {
 	}
 	return batontest.Harness{
 		Name: "zk",
-		// The queue load tests at a quarter size (250 items) keep the
-		// package within its time budget on a loaded 2-core machine.
-		LoadScale: 0.25,
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
 			s, p := openProxied(t, ttl)
 			mu.Lock()
