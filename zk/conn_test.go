@@ -3,6 +3,8 @@ package zk
 import (
 	"context"
 	"errors"
+	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -423,4 +425,28 @@ func FuzzCheckPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Open gives up with ctx when no server answers, and leaves nothing
+// running behind.
+func TestOpenNoServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := Open(ctx, []string{addr}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Open with no server: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines left running after a failed Open (before: %d)", n, before)
+	}
 }

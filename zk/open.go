@@ -140,15 +140,16 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	select {
 	case <-c.started:
 	case <-ctx.Done():
-		c.end(baton.ErrClosed)
+		c.abort()
 		return nil, fmt.Errorf("zk: no session from %v: %w", servers, ctx.Err())
 	}
 	if err := c.Err(); err != nil {
+		c.abort()
 		return nil, err
 	}
 	id, _, granted := c.w.session()
 	if granted > o.ttl {
-		c.end(baton.ErrClosed)
+		c.abort()
 		return nil, fmt.Errorf("%w: %v is below the server's minimum session timeout %v", baton.ErrInvalidTTL, o.ttl, granted)
 	}
 	c.mu.Lock()
@@ -243,6 +244,14 @@ func (c *conn) end(err error) {
 	if zc != nil && !errors.Is(err, baton.ErrClosed) {
 		go zc.Close()
 	}
+}
+
+// abort gives up a session Open will not return: go-zookeeper stops
+// retrying and closes the session if it got one.
+func (c *conn) abort() {
+	c.end(baton.ErrClosed)
+	c.w.stop()
+	go c.zc.Close()
 }
 
 func (c *conn) ID() string {
