@@ -12,7 +12,8 @@
 //	K:token     integer, the fencing counter: INCR'd by every grant, in the
 //	            same script as the SET; seeded with the server time in
 //	            microseconds when missing, so tokens keep increasing even
-//	            after a server restarted without persistence
+//	            after a server restarted without persistence (unless its
+//	            clock went back, or a million grants a second were drawn)
 //	K:queue     zset, waiters' values scored by arrival ticket (FIFO)
 //	K:waiting   zset, waiters' values scored by the server-time deadline of
 //	            their place in line
