@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,20 +10,22 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
-	"github.com/batonhq/baton/internal/proxy"
 )
 
 // testTTL is the session TTL of the conformance tests: short enough for the fault tests, long enough for a loaded machine under -race.
 const testTTL = 3 * time.Second
 
-// harness drives the embedded server. Every session dials through its own
-// fault proxy, so Partition can cut it alone.
+// harness drives the embedded server. Every session has a gate of its own
+// on its sockets, so Partition can cut it alone (TestFaultCut… does the
+// same through a TCP proxy).
 func harness(t *testing.T) batontest.Harness {
 	var n atomic.Int64
-	var proxies sync.Map // *baton.Session → *proxy.Proxy
+	var gates sync.Map // *baton.Session → *gate
 	admin := rawClient(t, server(t).Endpoints())
 	return batontest.Harness{
 		Name: "etcd",
@@ -35,12 +36,21 @@ func harness(t *testing.T) batontest.Harness {
 			if ttl == 0 {
 				ttl = testTTL
 			}
-			if os.Getenv("NOPROXY") != "" {
-				return openT(t, server(t).Endpoints(), WithTTL(ttl))
+			g := newGate()
+			cli, err := clientv3.New(clientv3.Config{
+				Endpoints:            server(t).Endpoints(),
+				DialTimeout:          dialTimeout,
+				DialKeepAliveTime:    time.Second,
+				DialKeepAliveTimeout: time.Second,
+				DialOptions:          []grpc.DialOption{grpc.WithContextDialer(g.dial)},
+				Logger:               zap.NewNop(),
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			p := proxy.Start(t, server(t).Addr())
-			s := openT(t, []string{"http://" + p.Addr()}, WithTTL(ttl))
-			proxies.Store(s, p)
+			t.Cleanup(func() { _ = cli.Close() })
+			s := openT(t, nil, WithClient(cli), WithTTL(ttl))
+			gates.Store(s, g)
 			return s
 		},
 		Path: func(testing.TB) string { return fmt.Sprintf("/baton/test-%d", n.Add(1)) },
@@ -56,12 +66,11 @@ func harness(t *testing.T) batontest.Harness {
 			}
 		},
 		Partition: func(t testing.TB, s *baton.Session) func() {
-			p, ok := proxies.Load(s)
+			g, ok := gates.Load(s)
 			if !ok {
-				t.Fatalf("session %s has no proxy", s.ID())
+				t.Fatalf("session %s not opened by the harness", s.ID())
 			}
-			p.(*proxy.Proxy).Blackhole()
-			return p.(*proxy.Proxy).Heal
+			return g.(*gate).shut()
 		},
 		DropCreateReply: func(_ testing.TB, s *baton.Session) {
 			s.Conn().(*conn).dropCreateReply.Store(true)

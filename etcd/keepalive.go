@@ -10,7 +10,10 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// keepAlive renews the lease every TTL/3 and ends the session when the
+// maxKeepAliveInterval caps the time between two renewals.
+const maxKeepAliveInterval = time.Second
+
+// keepAlive renews the lease every TTL/3 (at most a second apart) and ends the session when the
 // server says the lease is gone (ErrSessionExpired) or when no renewal has
 // been acknowledged in time (ErrSessionLost).
 //
@@ -24,7 +27,10 @@ import (
 func (c *conn) keepAlive(sent time.Time) {
 	defer close(c.kaDone)
 	margin := c.ttl / 10
-	interval := c.ttl / 3
+	// At most a second apart, so that a lease revoked or expired on the
+	// server is noticed within a second whatever the TTL (a waiter on a
+	// dead session returns promptly: cf. etcd #19597).
+	interval := min(c.ttl/3, maxKeepAliveInterval)
 	retry := interval / 4
 	deadline := sent.Add(c.ttl - margin)
 	next := sent.Add(interval)
