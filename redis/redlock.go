@@ -205,7 +205,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		if try {
 			if guarded > 0 && granted+guarded >= r.q.majority() {
-				return nil, fmt.Errorf("%w: %s: %d of %d instances restarted within the ttl and do not count yet",
+				return nil, fmt.Errorf("%w: %s: %d of %d instances (re)started within the last ttl and do not count yet",
 					baton.ErrLocked, r.k.lock, guarded, len(rs))
 			}
 			return nil, fmt.Errorf("%w: %s", baton.ErrLocked, r.k.lock)
