@@ -11,6 +11,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/zktest"
+	gozk "github.com/go-zookeeper/zk"
 )
 
 func ctxT(t testing.TB) context.Context {
@@ -448,5 +449,33 @@ func TestOpenNoServer(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines left running after a failed Open (before: %d)", n, before)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	ctx := ctxT(t)
+	dir := testPath(t)
+	// A parent only user "app" may use.
+	raw, _, err := gozk.Connect(zktest.Shared(t).Servers(), 10*time.Second, gozk.WithLogger(nopLogger{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := raw.AddAuth("digest", []byte("app:secret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Create(parent(dir), nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil && !errors.Is(err, gozk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	if _, err := raw.Create(dir, nil, 0, gozk.DigestACL(gozk.PermAll, "app", "secret")); err != nil {
+		t.Fatal(err)
+	}
+	anon := openT(t, 0)
+	if _, err := anon.Conn().Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); err == nil {
+		t.Fatal("created under a protected parent without credentials")
+	}
+	s := openT(t, 0, WithAuth("digest", []byte("app:secret")))
+	if _, err := s.Conn().Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); err != nil {
+		t.Fatalf("with credentials: %v", err)
 	}
 }

@@ -39,6 +39,12 @@ type Option func(*options)
 type options struct {
 	ttl    time.Duration
 	chroot string
+	auth   []authInfo
+}
+
+type authInfo struct {
+	scheme string
+	auth   []byte
 }
 
 // WithTTL sets the session timeout requested from the server (default
@@ -49,6 +55,14 @@ func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 // WithChroot roots every path under prefix (e.g. "/apps/x"), as a
 // "host:port/apps/x" connect string does for the Java client.
 func WithChroot(prefix string) Option { return func(o *options) { o.chroot = prefix } }
+
+// WithAuth adds credentials to the session, as zkCli's addauth does (e.g.
+// "digest", []byte("user:password")), so that it may use nodes whose ACLs
+// require them. They are sent again after every reconnection. The nodes
+// baton creates are open to all (world:anyone).
+func WithAuth(scheme string, auth []byte) Option {
+	return func(o *options) { o.auth = append(o.auth, authInfo{scheme, append([]byte(nil), auth...)}) }
+}
 
 // Open connects to the ZooKeeper ensemble at servers (host:port each) and
 // returns a session. It returns once the server has granted a session, or
@@ -146,6 +160,13 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	if err := c.Err(); err != nil {
 		c.abort()
 		return nil, err
+	}
+	for _, a := range o.auth {
+		err := c.call(ctx, func() error { return c.zc.AddAuth(a.scheme, a.auth) })
+		if err != nil {
+			c.abort()
+			return nil, fmt.Errorf("zk: auth %s: %w", a.scheme, err)
+		}
 	}
 	id, _, granted := c.w.session()
 	if granted > o.ttl {
