@@ -240,7 +240,7 @@ func (m *Mutex) attempt(ctx context.Context, value string, queue bool) (grant, e
 }
 
 func (m *Mutex) held(value string, g grant) *baton.Lease {
-	deadline := g.sent.Add(m.ttl - drift(m.ttl))
+	deadline := g.sent.Add(m.ttl - lossMargin(m.ttl))
 	h := newHold(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		sent := time.Now()
 		n, err := extendScript.Run(ctx, m.c.rc, []string{m.k.lock}, value, m.ttl.Milliseconds()).Int64()
@@ -250,7 +250,7 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 		if n != 1 {
 			return time.Time{}, fmt.Errorf("%w: %s no longer holds our value", baton.ErrLost, m.k.lock)
 		}
-		return sent.Add(m.ttl - drift(m.ttl)), nil
+		return sent.Add(m.ttl - lossMargin(m.ttl)), nil
 	})
 	m.mu.Lock()
 	m.h, m.count = h, 1

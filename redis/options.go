@@ -35,3 +35,9 @@ func buildOptions(opts []Option) options {
 // drift is the clock-drift allowance subtracted from every validity
 // period: 1% of the ttl plus 2ms, as the Redlock spec suggests.
 func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
+// lossMargin is how long before the lock's validity runs out a holder's
+// lease reports the loss: the drift allowance, and never less than a tenth
+// of the ttl (as on ZooKeeper and etcd), so that a timer firing late on a
+// busy client still fires before the key can expire on the server.
+func lossMargin(ttl time.Duration) time.Duration { return max(drift(ttl), ttl/10) }

@@ -188,7 +188,9 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		deadline := start.Add(r.ttl - drift(r.ttl))
 		if granted >= r.q.majority() && time.Now().Before(deadline) {
-			return r.held(value, deadline), nil
+			// Held by the spec's validity; the lease reports a loss a
+			// safety margin before that validity runs out.
+			return r.held(value, start.Add(r.ttl-lossMargin(r.ttl))), nil
 		}
 		r.clean(ctx, value, try || ctx.Err() != nil || (reachable < r.q.majority() && noQuorum+1 >= noQuorumRounds))
 		if ctx.Err() != nil {
@@ -311,7 +313,7 @@ func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
 		if ok < r.q.majority() || !time.Now().Before(nd) {
 			return time.Time{}, fmt.Errorf("redis: redlock %s: extended on %d of %d", r.k.lock, ok, len(rs))
 		}
-		return nd, nil
+		return start.Add(r.ttl - lossMargin(r.ttl)), nil
 	})
 	r.mu.Lock()
 	r.h, r.count = h, 1

@@ -61,7 +61,7 @@ test -s "$tmp/table.md" || { echo "the fault suite wrote no table"; exit 1; }
   echo "- **connection loss right after create**: the create reaches the server"
   echo "  and its reply is lost; the client must find its node again by its"
   echo "  unique id (ZooKeeper protected mode) or its create-if-absent key (etcd)."
-  echo "- **redis**: instances of a 5-node Redlock killed and restarted empty"
+  echo "- **redis**: instances of a 5-node Redlock killed and restarted empty (2 of 5 down, then 3 restarted empty)"
   echo "  while 8 contenders lock."
   echo "- **soak**: 8 contenders for each of Mutex, RWMutex, Semaphore, Election"
   echo "  and Queue on each store, every session behind its own proxy, while a"
