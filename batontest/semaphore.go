@@ -202,3 +202,68 @@ func testSemaphoreDeadHolder(t *testing.T, h Harness) {
 		t.Fatalf("%d leases, want %d", n, permits)
 	}
 }
+
+// Herd-free: with every permit held and 10 acquirers waiting, a release
+// wakes a bounded number of sessions (the Mutex holder watching the leases,
+// then the next in the Mutex's line), never all the waiters.
+func testSemaphoreHerdFree(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	const permits, waiters = 2, 10
+	ss := sessions(t, h, permits+waiters)
+	sems := make([]*baton.Semaphore, len(ss))
+	leases := make([]*baton.Lease, permits)
+	for i := range ss {
+		sems[i] = baton.NewSemaphore(ss[i], name, permits)
+	}
+	for i := range permits {
+		l, err := sems[i].Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases[i] = l
+	}
+	wctx, stop := context.WithCancel(ctx)
+	got := make(chan int, waiters)
+	for i := permits; i < len(ss); i++ {
+		go func(i int) {
+			if _, err := sems[i].Acquire(wctx); err != nil {
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("waiter %d: %v", i, err)
+				}
+				got <- -1
+				return
+			}
+			got <- i
+		}(i)
+	}
+	defer func() {
+		stop()
+		for range waiters - 1 {
+			<-got
+		}
+	}()
+	locks := baton.Join(name, "locks")
+	if !waitFor(20*time.Second, func() bool { return kindNodes(t, h, locks, baton.KindLock) == waiters }) {
+		t.Fatal("waiters never queued")
+	}
+	// One watches the leases, the others each the lock node before theirs
+	// (ZooKeeper's count leaves out the child watch on the leases).
+	if h.PendingWatches != nil && !waitFor(20*time.Second, func() bool { return h.PendingWatches(t) >= waiters-1 }) {
+		t.Fatalf("only %d of %d watches set", h.PendingWatches(t), waiters-1)
+	}
+	before := fires(t, h, ss)
+	if err := sems[0].Release(ctx, leases[0]); err != nil {
+		t.Fatal(err)
+	}
+	if i := <-got; i < 0 {
+		t.FailNow()
+	}
+	// The next in line has the Mutex and watches the leases again.
+	if !waitFor(20*time.Second, func() bool { return kindNodes(t, h, locks, baton.KindLock) == waiters-1 && leaseNodes(t, h, name) == permits+1 }) {
+		t.Fatal("the next acquirer never took its place")
+	}
+	if d := fires(t, h, ss) - before; d > 3 {
+		t.Fatalf("one release woke %d sessions, want at most 3", d)
+	}
+}

@@ -37,6 +37,7 @@ var suite = []struct {
 	{"Semaphore/TryAcquire", testSemaphoreTryAcquire},
 	{"Semaphore/CancelLeavesNothing", testSemaphoreCancel},
 	{"Semaphore/DeadHolderFreesLease", testSemaphoreDeadHolder},
+	{"Semaphore/HerdFree", testSemaphoreHerdFree},
 	{"Election/CampaignLeaderProclaimResign", testElectionBasic},
 	{"Election/Observe", testElectionObserve},
 	{"Election/LockKindCandidates", testElectionForeignCandidate},
