@@ -260,7 +260,9 @@ func testSemaphoreHerdFree(t *testing.T, h Harness) {
 		t.FailNow()
 	}
 	// The next in line has the Mutex and watches the leases again.
-	if !waitFor(20*time.Second, func() bool { return kindNodes(t, h, locks, baton.KindLock) == waiters-1 && leaseNodes(t, h, name) == permits+1 }) {
+	if !waitFor(20*time.Second, func() bool {
+		return kindNodes(t, h, locks, baton.KindLock) == waiters-1 && leaseNodes(t, h, name) == permits+1
+	}) {
 		t.Fatal("the next acquirer never took its place")
 	}
 	if d := fires(t, h, ss) - before; d > 3 {
