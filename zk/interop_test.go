@@ -285,6 +285,14 @@ func checkLog(t *testing.T, logPath string, want map[string]int) {
 			t.Fatalf("%s: %d critical sections, want %d (all: %v)", who, got[who], n, got)
 		}
 	}
+	// Hand-offs between different clients show they really contended.
+	handoffs := 0
+	for i := 2; i+1 < len(lines); i += 2 {
+		if lines[i] != lines[i-2] {
+			handoffs++
+		}
+	}
+	t.Logf("%d critical sections, %d hand-offs between clients: %v", len(lines)/2, handoffs, got)
 }
 
 // testMixed runs the peers, two baton sessions and optionally go-zookeeper's
@@ -304,6 +312,11 @@ func testMixed(t *testing.T, peers []peer, withGoZK bool, cycles int) {
 	for _, p := range peers {
 		runs = append(runs, p.start(t, ctx, "loop", srv.Addr(), path, fmt.Sprint(cycles), logPath))
 		want[p.name] = cycles
+	}
+	for i, r := range runs { // connected: start everyone together
+		if l := r.line(t, ctx); l != "ready" {
+			t.Fatalf("%s said %q", peers[i].name, l)
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)

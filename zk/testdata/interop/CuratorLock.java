@@ -2,7 +2,7 @@
 // tests. Usage: CuratorLock MODE CONNECT PATH [CYCLES LOGFILE]
 //   hold: acquire, print "held", wait for a line on stdin, release, print "released"
 //   try:  try to acquire without waiting, print "acquired" or "busy"
-//   loop: CYCLES times acquire, append "E curator" and "L curator" to LOGFILE, release
+//   loop: print "ready", then CYCLES times acquire, append "E curator" and "L curator" to LOGFILE, release
 import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.InputStreamReader;
@@ -39,6 +39,8 @@ public class CuratorLock {
             break;
         case "loop":
             int cycles = Integer.parseInt(args[3]);
+            System.out.println("ready");
+            System.out.flush();
             try (FileOutputStream log = new FileOutputStream(args[4], true)) {
                 for (int i = 0; i < cycles; i++) {
                     m.acquire();

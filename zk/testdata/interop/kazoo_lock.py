@@ -3,7 +3,7 @@
 Usage: kazoo_lock.py MODE CONNECT PATH [CYCLES LOGFILE]
   hold: acquire, print "held", wait for a line on stdin, release, print "released"
   try:  try to acquire without waiting, print "acquired" or "busy"
-  loop: CYCLES times acquire, append "E kazoo" and "L kazoo" to LOGFILE, release
+  loop: print "ready", then CYCLES times acquire, append "E kazoo" and "L kazoo" to LOGFILE, release
 
 kazoo counts only its own "__lock__" nodes as contenders unless told
 otherwise: extra_lock_patterns=["-lock-"] makes it see Curator's and
@@ -32,6 +32,7 @@ elif mode == "try":
         lock.release()
 elif mode == "loop":
     cycles, logfile = int(sys.argv[4]), sys.argv[5]
+    print("ready", flush=True)
     fd = os.open(logfile, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     for _ in range(cycles):
         lock.acquire()
