@@ -235,8 +235,9 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	w("- Servers, all on loopback, fresh for the run: ZooKeeper %s from Debian's jars (standalone, `tickTime=2000`, default `forceSync`), ", "3.8")
 	w("etcd in-process (`etcd/embedded`, v3.7 server, default raft timings) as `etcd`, Debian's `/usr/bin/etcd` 3.4 as `etcd34`, ")
 	w("redis-server 7.0 (no persistence) ×1 as `redis` and ×5 as `redlock5`.\n")
-	w("- Each timed workload ran %s (contended runs at other than 8 contenders: %s); contenders %v; at 8 contenders each implementation ran %d times and the median by acquisitions/s is reported; herd waiters %v (on at most 100 sessions, joining 50 at a time).\n",
-		p.duration, p.sweepDur, p.sweep, p.repeats, p.herd)
+	w("- Timed runs: %s at 8 contenders, %s otherwise (uncontended, floors, the other contender counts); contenders %v. ", p.duration, p.sweepDur, p.sweep)
+	w("The figures the targets compare — floor and uncontended, and 8 contenders — ran in %d interleaved rounds (floor, baton, peer, floor, …) and the median round is reported (by cycle p50, by acquisitions/s). ", p.repeats)
+	w("Herd waiters %v (on at most 100 sessions, joining 50 at a time, each counted in line and watching before the release).\n", p.herd)
 	w("- baton: `baton.Mutex` (ZooKeeper, etcd) and baton's Redis `Mutex`/Redlock, each client its own session opened like the CLI does (`internal/store`).\n")
 	w("- Peers: go-zookeeper `zk.NewLock` (v1.0.4), etcd `concurrency.Mutex` (client v3.7, one client and session per contender), ")
 	w("redsync v4 with go-redis v9 (retry delay at its default 50–250 ms, tries unbounded so that no waiter gives up).\n")

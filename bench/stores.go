@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -115,36 +116,54 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 	for _, t := range impls {
 		one(t, bench.Config{Workload: "contended", Clients: 4, Duration: time.Second})
 	}
-	run(floorT, bench.Config{Workload: "floor"})
-	for _, t := range impls {
-		run(t, bench.Config{Workload: "uncontended"})
-	}
-	for _, n := range p.sweep {
-		for _, t := range impls {
-			cfg := bench.Config{Workload: "contended", Clients: n}
-			if n != 8 {
-				cfg.Duration = p.sweepDur
+	// The figures the targets compare run in interleaved rounds (floor,
+	// baton, peer, floor, …) and the median round is reported, so that a
+	// slow spell of the machine does not land on one implementation only.
+	rounds := func(ts []bench.Target, cfg func(bench.Target) bench.Config, key func(bench.Result) float64, what string) {
+		got := make([][]bench.Result, len(ts))
+		for range max(1, p.repeats) {
+			for i, t := range ts {
+				if r, ok := one(t, cfg(t)); ok {
+					got[i] = append(got[i], r)
+				}
 			}
-			if n != 8 || p.repeats < 2 {
-				run(t, cfg)
+		}
+		for _, rs := range got {
+			if len(rs) == 0 {
 				continue
 			}
-			var rs []bench.Result
-			for range p.repeats {
-				if r, ok := one(t, cfg); ok {
-					rs = append(rs, r)
-				}
-			}
-			if len(rs) > 0 {
-				slices.SortFunc(rs, func(a, b bench.Result) int { return int(a.AcqPerS - b.AcqPerS) })
-				m := rs[len(rs)/2]
+			slices.SortFunc(rs, func(a, b bench.Result) int { return cmp.Compare(key(a), key(b)) })
+			m := rs[len(rs)/2]
+			if len(rs) > 1 {
 				var all []string
 				for _, r := range rs {
-					all = append(all, fmt.Sprintf("%.0f", r.AcqPerS))
+					all = append(all, fmt.Sprintf("%.0f", key(r)))
 				}
-				m.Note = fmt.Sprintf("median of %d runs (acq/s %s)", len(rs), strings.Join(all, ", "))
-				emit(m)
+				m.Note = strings.TrimPrefix(m.Note+fmt.Sprintf("; median of %d interleaved runs (%s %s)", len(rs), what, strings.Join(all, ", ")), "; ")
 			}
+			emit(m)
+		}
+	}
+	cycleP50 := func(r bench.Result) float64 {
+		if r.CycleP50 == nil {
+			return 0
+		}
+		return *r.CycleP50
+	}
+	rounds(append([]bench.Target{floorT}, impls...), func(t bench.Target) bench.Config {
+		if t.Impl == "floor" {
+			return bench.Config{Workload: "floor", Duration: p.sweepDur}
+		}
+		return bench.Config{Workload: "uncontended", Duration: p.sweepDur}
+	}, cycleP50, "cycle p50 µs")
+	for _, n := range p.sweep {
+		if n == 8 {
+			rounds(impls, func(bench.Target) bench.Config { return bench.Config{Workload: "contended", Clients: 8} },
+				func(r bench.Result) float64 { return r.AcqPerS }, "acq/s")
+			continue
+		}
+		for _, t := range impls {
+			run(t, bench.Config{Workload: "contended", Clients: n, Duration: p.sweepDur})
 		}
 	}
 	if st == "zk" || strings.HasPrefix(st, "etcd") {

@@ -89,7 +89,12 @@ func TestFIFO(t *testing.T) {
 		{client: 0, order: 1, req: at(3), acq: at(4)},
 		{client: 1, order: 2, req: at(0), acq: at(5)},
 	}
-	if got := *fifo(cs, 2); got != 50 {
+	if got := *fifo(cs, nil, 2); got != 50 {
 		t.Fatalf("fifo = %v, want 50", got)
+	}
+	// Client 1 asked at 0 and never got the lock while client 0 cycled.
+	starved := []cycle{{client: 0, order: 1, req: at(3), acq: at(4)}, {client: 0, order: 2, req: at(5), acq: at(6)}}
+	if got := *fifo(starved, []cycle{{client: 1, req: at(0)}}, 2); got != 0 {
+		t.Fatalf("fifo with a starved client = %v, want 0", got)
 	}
 }

@@ -10,9 +10,10 @@ import (
 
 // loop runs every locker of every group in its own goroutine, lock+unlock
 // back to back, from now until end. Lockers in one group contend for one
-// lock. It returns the cycles acquired before end, per group and per
-// locker index within the group, and the number of failed calls.
-func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int, string) {
+// lock. It returns the cycles acquired before end, per group, the requests
+// still waiting at end (acq unset), the number of failed calls and the
+// first failure.
+func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, [][]cycle, int, string) {
 	lockCtx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 	var errs atomic.Int64
@@ -22,6 +23,8 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int
 		first.CompareAndSwap(nil, err.Error())
 	}
 	recs := make([][][]cycle, len(groups))
+	pend := make([][]cycle, len(groups))
+	var pendMu sync.Mutex
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for g, ls := range groups {
@@ -36,6 +39,9 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int
 					t0 := time.Now()
 					if err := l.Lock(lockCtx); err != nil {
 						if lockCtx.Err() != nil {
+							pendMu.Lock()
+							pend[g] = append(pend[g], cycle{client: i, req: t0})
+							pendMu.Unlock()
 							return
 						}
 						fail(err)
@@ -65,7 +71,7 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, int
 		}
 	}
 	msg, _ := first.Load().(string)
-	return out, int(errs.Load()), msg
+	return out, pend, int(errs.Load()), msg
 }
 
 // sampleAt reads the probe once end has come, while the loop still runs,
@@ -114,7 +120,7 @@ func contended(ctx context.Context, t Target, cfg Config, r *Result) error {
 	start := time.Now()
 	end := start.Add(cfg.Duration)
 	afterCh := sampleAt(ctx, t.Probe, end)
-	recs, errs, msg := loop(ctx, [][]Locker{ls}, end)
+	recs, pend, errs, msg := loop(ctx, [][]Locker{ls}, end)
 	after := <-afterCh
 	r.Errors = errs
 	if msg != "" {
@@ -125,7 +131,7 @@ func contended(ctx context.Context, t Target, cfg Config, r *Result) error {
 	r.AcqPerS = float64(r.Acquisitions) / r.Seconds
 	w := waits(recs[0])
 	r.WaitP50, r.WaitP99 = percentile(w, 50), percentile(w, 99)
-	chainStats(r, recs[0], cfg.Clients)
+	chainStats(r, recs[0], pend[0], cfg.Clients)
 	requestsPerAcq(r, before, after, ok && after.Requests >= 0, r.Acquisitions)
 	return ctx.Err()
 }
@@ -154,7 +160,7 @@ func many(ctx context.Context, t Target, cfg Config, r *Result) error {
 	start := time.Now()
 	end := start.Add(cfg.Duration)
 	afterCh := sampleAt(ctx, t.Probe, end)
-	recs, errs, msg := loop(ctx, groups, end)
+	recs, pend, errs, msg := loop(ctx, groups, end)
 	after := <-afterCh
 	if msg != "" {
 		r.Note = "first error: " + msg
@@ -164,7 +170,7 @@ func many(ctx context.Context, t Target, cfg Config, r *Result) error {
 		r.Acquisitions += len(recs[g])
 		w = append(w, waits(recs[g])...)
 		var one Result
-		chainStats(&one, recs[g], cfg.Clients)
+		chainStats(&one, recs[g], pend[g], cfg.Clients)
 		r.Overlaps += one.Overlaps
 	}
 	r.Errors = errs

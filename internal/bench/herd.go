@@ -225,7 +225,7 @@ func herd(ctx context.Context, t Target, cfg Config, r *Result) error {
 	r.AcqPerS = float64(r.Acquisitions) / r.Seconds
 	w := waits(q.recs)
 	r.WaitP50, r.WaitP99 = percentile(w, 50), percentile(w, 99)
-	chainStats(r, q.recs, cfg.Clients)
+	chainStats(r, q.recs, nil, cfg.Clients)
 	r.FIFOPct, r.ReacquirePct = nil, nil // queued all at once: neither says anything here
 	r.Note = fmt.Sprintf("%d waiters on %d sessions", cfg.Clients, sessions)
 	if fok && r.Acquisitions > 0 {

@@ -29,12 +29,13 @@ type cycle struct {
 }
 
 // chainStats fills hand-off, re-acquisition, FIFO and overlap figures from
-// the cycles of one lock.
+// the cycles of one lock and the requests still pending at the end (a
+// starved client has only those).
 //
 // Only cycles acquired once every client had asked at least once count:
 // before that the first clients to start cycle alone and re-acquire.
-func chainStats(r *Result, cs []cycle, clients int) {
-	s := steady(cs, clients)
+func chainStats(r *Result, cs, pending []cycle, clients int) {
+	s := steady(cs, pending, clients)
 	if len(s) == 0 {
 		return
 	}
@@ -55,7 +56,7 @@ func chainStats(r *Result, cs []cycle, clients int) {
 	if len(s) > 1 {
 		r.ReacquirePct = f64(100 * float64(same) / float64(len(s)-1))
 	}
-	r.FIFOPct = fifo(s, clients)
+	r.FIFOPct = fifo(s, pending, clients)
 
 	per := make([]int, clients)
 	for _, c := range s {
@@ -66,9 +67,9 @@ func chainStats(r *Result, cs []cycle, clients int) {
 
 // steady returns, in acquisition order, the cycles acquired after the last
 // client's first request.
-func steady(cs []cycle, clients int) []cycle {
+func steady(cs, pending []cycle, clients int) []cycle {
 	first := make([]time.Time, clients)
-	for _, c := range cs {
+	for _, c := range slices.Concat(cs, pending) {
 		if first[c.client].IsZero() || c.req.Before(first[c.client]) {
 			first[c.client] = c.req
 		}
@@ -97,9 +98,14 @@ const fifoSlack = time.Millisecond
 // fifo returns the share of acquisitions (in order) granted in arrival
 // order: an acquisition is out of order when another client had asked more
 // than fifoSlack earlier and was still waiting.
-func fifo(s []cycle, clients int) *float64 {
+func fifo(s, pending []cycle, clients int) *float64 {
 	byClient := make([][]cycle, clients)
 	for _, c := range s {
+		byClient[c.client] = append(byClient[c.client], c)
+	}
+	never := time.Unix(1<<40, 0) // a pending request is granted after everything
+	for _, c := range pending {
+		c.acq = never
 		byClient[c.client] = append(byClient[c.client], c)
 	}
 	next := make([]int, clients) // index of each client's first cycle not yet acquired
