@@ -10,16 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/proxy"
 )
 
-// etcdEnv starts an embedded etcd for the test and returns baton's
-// environment pointing at it.
+// etcdEnv returns baton's environment pointing at the shared embedded
+// etcd, and its URL.
 func etcdEnv(t *testing.T) ([]string, string) {
 	t.Helper()
-	srv := etcdtest.Start(t)
-	u := "etcd://" + srv.Addr()
+	u := "etcd://" + sharedEtcd(t)
 	return env("BATON_STORE=" + u), u
 }
 
@@ -183,8 +181,7 @@ func TestLockLostStopsCmdBeforeAnotherAcquires(t *testing.T) {
 
 func TestHoldWithoutCmdLost(t *testing.T) {
 	t.Parallel()
-	srv := etcdtest.Start(t)
-	px := proxy.Start(t, srv.Addr())
+	px := proxy.Start(t, sharedEtcd(t))
 	p := start(t, env("BATON_STORE=etcd://"+px.Addr()), "lock", "--ttl", "2s", "h")
 	p.waitOutput("BATON_LOCK=h BATON_TOKEN=", 10*time.Second)
 	px.Blackhole()

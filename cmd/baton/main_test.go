@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := zktest.Main(m)
+	stopSharedEtcd()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

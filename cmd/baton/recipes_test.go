@@ -12,7 +12,10 @@ import (
 
 func TestElect(t *testing.T) {
 	t.Parallel()
-	e, _ := etcdEnv(t)
+	eachStore(t, true, func(t *testing.T, _ testStore, e []string) { electRun(t, e) })
+}
+
+func electRun(t *testing.T, e []string) {
 	obs := start(t, e, "elect", "--observe", "--json", "/e")
 	obs.waitOutput(`"leader":false`, 10*time.Second)
 
@@ -56,7 +59,10 @@ func TestElect(t *testing.T) {
 
 func TestQueue(t *testing.T) {
 	t.Parallel()
-	e, _ := etcdEnv(t)
+	eachStore(t, true, func(t *testing.T, _ testStore, e []string) { queueRun(t, e) })
+}
+
+func queueRun(t *testing.T, e []string) {
 	if _, stderr, code := run(t, e, "queue", "put", "/q", "a", "b c"); code != 0 {
 		t.Fatalf("put: %d %q", code, stderr)
 	}
@@ -88,7 +94,10 @@ func TestQueue(t *testing.T) {
 
 func TestSemaphore(t *testing.T) {
 	t.Parallel()
-	e, _ := etcdEnv(t)
+	eachStore(t, true, func(t *testing.T, _ testStore, e []string) { semaphoreRun(t, e) })
+}
+
+func semaphoreRun(t *testing.T, e []string) {
 	h1 := start(t, e, "semaphore", "-n", "2", "/s")
 	h2 := start(t, e, "semaphore", "-n", "2", "/s")
 	h1.waitOutput("BATON_SEMAPHORE=/s BATON_TOKEN=", 10*time.Second)
@@ -108,7 +117,10 @@ func TestSemaphore(t *testing.T) {
 
 func TestBarrier(t *testing.T) {
 	t.Parallel()
-	e, _ := etcdEnv(t)
+	eachStore(t, true, func(t *testing.T, _ testStore, e []string) { barrierRun(t, e) })
+}
+
+func barrierRun(t *testing.T, e []string) {
 	if _, stderr, code := run(t, e, "barrier", "set", "/t/b"); code != 0 {
 		t.Fatalf("set: %d %q", code, stderr)
 	}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
-	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/etcd/embedded"
 	"github.com/batonhq/baton/internal/proxy"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/internal/zktest"
@@ -26,7 +30,7 @@ type testStore struct {
 func (st testStore) url(addrs []string) string { return st.scheme + "://" + strings.Join(addrs, ",") }
 
 var testStores = []testStore{
-	{"etcd", func(t *testing.T) []string { return []string{etcdtest.Start(t).Addr()} }, "etcd", true, true},
+	{"etcd", func(t *testing.T) []string { return []string{sharedEtcd(t)} }, "etcd", true, true},
 	{"zk", func(t *testing.T) []string { return []string{zktest.Shared(t).Addr()} }, "zk", true, true},
 	{"redis", func(t *testing.T) []string { return []string{redistest.Start(t, redistest.Config{}).Addr()} }, "redis", false, true},
 	{"redlock", func(t *testing.T) []string {
@@ -36,6 +40,43 @@ var testStores = []testStore{
 		}
 		return addrs
 	}, "redlock", false, false},
+}
+
+var etcdShared struct {
+	once sync.Once
+	srv  *embedded.Server
+	dir  string
+	err  error
+}
+
+// sharedEtcd returns the address of one embedded etcd for the whole test
+// binary (stopped by TestMain); tests sharing it use names of their own,
+// as they do on the shared ZooKeeper.
+func sharedEtcd(t *testing.T) string {
+	t.Helper()
+	etcdShared.once.Do(func() {
+		etcdShared.dir, etcdShared.err = os.MkdirTemp("", "baton-cli-etcd-")
+		if etcdShared.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		etcdShared.srv, etcdShared.err = embedded.Start(ctx, embedded.Config{DataDir: etcdShared.dir, Fast: true})
+	})
+	if etcdShared.err != nil {
+		t.Fatalf("embedded etcd: %v", etcdShared.err)
+	}
+	return etcdShared.srv.Addr()
+}
+
+// stopSharedEtcd stops the shared server, if it was started.
+func stopSharedEtcd() {
+	if etcdShared.srv != nil {
+		_ = etcdShared.srv.Close()
+	}
+	if etcdShared.dir != "" {
+		_ = os.RemoveAll(etcdShared.dir)
+	}
 }
 
 // eachStore runs f against every store kind as a subtest, with baton's
