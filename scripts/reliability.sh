@@ -72,7 +72,7 @@ test -s "$tmp/table.md" || { echo "the fault suite wrote no table"; exit 1; }
   echo
   echo "- $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB memory; $(go version)"
   echo "- ZooKeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null), redis-server $(dpkg-query -W -f='${Version}' redis-server 2>/dev/null), embedded etcd $(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
-  echo "- run on $(date -u +%Y-%m-%d)"
+  echo "- run on $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out"
 echo "wrote $out"
 exit "$status"
