@@ -16,8 +16,15 @@
 // Keys of etcd's concurrency package (a bare lease id in hex, as made by
 // concurrency.Mutex and concurrency.Election, hence by etcdctl lock and
 // etcdctl elect) are reported as KindLock: an election recipe that wants to
-// see etcdctl's candidates counts KindLock as well as KindLatch. Only
-// direct children of NAME/ count: NAME/x/y is not a child of NAME.
+// see etcdctl's candidates counts KindLock as well as KindLatch (baton's
+// Election does). Election candidates carry the latch- prefix so that the
+// kinds parse back apart; etcd's tools see them as contenders all the same,
+// since they count every key under NAME/. Only direct children of NAME/
+// count here: NAME/x/y is not a child of NAME.
+//
+// A node's fencing token is its key's CreateRevision; Delete and Commit are
+// Txns on If(CreateRevision(key) == token), so a stale release never
+// deletes a newer key of the same name (cf. etcd #22082).
 //
 // Waits never make the server replay history: every watch is opened at the
 // current revision (so the server serves it from its synced watcher group

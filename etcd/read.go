@@ -203,6 +203,11 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 		return c.fail(ctx, "commit", err)
 	}
 	if resp.Succeeded {
+		for _, op := range ops {
+			if op.Kind == baton.OpDelete && op.Node.Owner == c.id {
+				c.unreserve(op.Node.Path)
+			}
+		}
 		return nil
 	}
 	for _, k := range reserved {
