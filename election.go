@@ -318,6 +318,9 @@ func (e *Election) Run(ctx context.Context, value []byte, fn func(ctx context.Co
 			return err
 		}
 		l := e.Lease()
+		if l == nil {
+			continue // resigned by another goroutine meanwhile
+		}
 		fctx, cancel := l.Context(ctx)
 		ferr := fn(fctx)
 		cancel()
