@@ -34,6 +34,7 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sf.name = name
 	if v == "double" && *n < 1 {
 		return usageErr("barrier double: -n N (N ≥ 1) is required")
 	}

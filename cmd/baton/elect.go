@@ -32,6 +32,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sf.name = name
 	if argv != nil && len(argv) == 0 {
 		return usageErr("elect: no CMD after --")
 	}

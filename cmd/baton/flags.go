@@ -24,6 +24,7 @@ type storeFlags struct {
 	url  string
 	dial time.Duration
 	ttl  time.Duration
+	name string // the recipe name, checked against the store kind before dialing
 }
 
 // flagSet is a subcommand's flags and its -h text.
@@ -120,6 +121,11 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 	u, err := store.Parse(sf.url)
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	if sf.name != "" {
+		if err := u.CheckName(sf.name); err != nil {
+			return nil, usageErr("%v", err)
+		}
 	}
 	s, err := store.Open(ctx, u, store.Options{DialTimeout: sf.dial, TTL: sf.ttl})
 	if err != nil {

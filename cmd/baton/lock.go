@@ -54,6 +54,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sf.name = name
 	if argv != nil && len(argv) == 0 {
 		return usageErr("lock: no CMD after --")
 	}

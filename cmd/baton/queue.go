@@ -34,6 +34,7 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
+	sf.name = name
 	if v != "put" && len(pos) > 1 {
 		return usageErr("queue %s: unexpected arguments after NAME", v)
 	}

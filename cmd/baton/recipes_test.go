@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/proxy"
 )
 
 func TestElect(t *testing.T) {
@@ -169,5 +173,28 @@ func TestServe(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	if code := p.wait(20 * time.Second); code != 0 || !strings.Contains(p.stdout.String(), "etcd stopped") {
 		t.Fatalf("serve exit %d, stdout %q", code, p.stdout.String())
+	}
+}
+
+// TestElectLostStopsCmd: a leader cut off from the store has its CMD
+// stopped and exits 76 before the next candidate leads.
+func TestElectLostStopsCmd(t *testing.T) {
+	t.Parallel()
+	px := proxy.Start(t, sharedEtcd(t))
+	direct := env("BATON_STORE=etcd://" + sharedEtcd(t))
+	log := filepath.Join(t.TempDir(), "log")
+	leader := start(t, env("BATON_STORE=etcd://"+px.Addr()), "elect", "--ttl", "2s", "/el", "--", "sh", "-c",
+		`trap 'echo term >> "$0"; exit 0' TERM; echo ready; while :; do sleep 0.05; done`, log)
+	leader.waitOutput("ready", 10*time.Second)
+	next := start(t, direct, "elect", "--ttl", "2s", "/el", "--", "sh", "-c", `echo leads >> "$0"`, log)
+	px.Cut()
+	if code := leader.wait(20 * time.Second); code != exitLost {
+		t.Fatalf("leader exit %d, want 76; stderr %q", code, leader.stderr.String())
+	}
+	if code := next.wait(20 * time.Second); code != 0 {
+		t.Fatalf("next exit %d: %q", code, next.stderr.String())
+	}
+	if got, _ := os.ReadFile(log); string(got) != "term\nleads\n" {
+		t.Fatalf("log %q: want the old leader's SIGTERM before the new leader's CMD", got)
 	}
 }

@@ -24,6 +24,7 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sf.name = name
 	if *n < 1 {
 		return usageErr("semaphore: -n N (N ≥ 1) is required")
 	}

@@ -55,6 +55,7 @@ func (m *Main) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sf.name = name
 	u, err := store.Parse(sf.url)
 	if err != nil {
 		return usageErr("%v", err)
