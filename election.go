@@ -244,7 +244,8 @@ func firstCandidate(kids []Node) int {
 // Observe reports the leader now and every change of leader after that,
 // including "nobody leads" (an event without a Node). It watches only the
 // current leader's node while there is one. The channel is closed when ctx
-// ends or the session is lost. A Proclaim by a leader that stays is not a
+// ends, the session is lost or the store fails a request; observe again to
+// resume. A Proclaim by a leader that stays is not a
 // change of leader: Leader reads the latest value.
 func (e *Election) Observe(ctx context.Context) <-chan LeaderEvent {
 	ch := make(chan LeaderEvent)
