@@ -28,6 +28,12 @@ func (c *conn) call(ctx context.Context, f func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if ctx.Done() == nil {
+		// Nothing can cancel the call: run it here and save a goroutine
+		// hand-off per request. It still ends with the session: closing
+		// the session fails go-zookeeper's pending requests.
+		return c.mapErr(f())
+	}
 	ch := make(chan error, 1)
 	go func() { ch <- f() }()
 	select {

@@ -270,8 +270,22 @@ func TestPartitionLostLocally(t *testing.T) {
 	defer p.Heal()
 	gone := make(chan error, 1)
 	go func() { gone <- other.Conn().WaitGone(ctx, n) }()
+	// A call that nothing can cancel still ends with the session.
+	stuck := make(chan error, 1)
+	go func() {
+		_, err := s.Conn().Children(context.Background(), "/")
+		stuck <- err
+	}()
 	if err := waitDone(t, s, 10*time.Second); !errors.Is(err, baton.ErrSessionLost) {
 		t.Fatalf("Err = %v, want ErrSessionLost", err)
+	}
+	select {
+	case err := <-stuck:
+		if err != nil && !baton.IsSessionGone(err) {
+			t.Fatalf("Children during the partition: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a request with a background context outlived its session")
 	}
 	select {
 	case err := <-gone:

@@ -236,6 +236,9 @@ func (c *conn) callThen(ctx context.Context, f func() error, then func(error)) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if ctx.Done() == nil {
+		return c.mapErr(f()) // nothing can make us give up: see call
+	}
 	var mu sync.Mutex
 	gaveUp := false
 	ch := make(chan error, 1)
