@@ -116,8 +116,9 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 		if !list {
 			return n, nil, nil
 		}
-		kids := children(prefix(dir), resp.Responses[1].GetResponseRange().Kvs)
-		return n, kids, nil
+		kvs := resp.Responses[1].GetResponseRange().Kvs
+		c.remember(prefix(dir), resp.Header.Revision, resp.Header.Revision, kvs)
+		return n, children(prefix(dir), kvs), nil
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton"
@@ -83,17 +84,38 @@ func (c *conn) checkGone(ctx context.Context, n baton.Node, atLeast int64) (bool
 	if err != nil {
 		return false, err
 	}
-	g := &goneCache{rev: resp.Header.Revision, maxCreate: n.Token, present: make(map[string]int64, len(resp.Kvs))}
-	for _, kv := range resp.Kvs {
+	g := c.remember(pfx, resp.Header.Revision, n.Token, resp.Kvs)
+	return g.present[n.Path] != n.Token, nil
+}
+
+// remember keeps a listing of pfx taken at revision rev that holds every
+// key created up to maxCreate, unless a newer one is kept already.
+func (c *conn) remember(pfx string, rev, maxCreate int64, kvs []*mvccpb.KeyValue) *goneCache {
+	g := &goneCache{rev: rev, maxCreate: maxCreate, present: make(map[string]int64, len(kvs))}
+	for _, kv := range kvs {
 		g.present[string(kv.Key)] = kv.CreateRevision
 	}
 	c.goneMu.Lock()
+	defer c.goneMu.Unlock()
 	if old, ok := c.gone[pfx]; !ok || old.rev <= g.rev {
 		if len(c.gone) >= maxGoneDirs {
 			clear(c.gone)
 		}
 		c.gone[pfx] = g
 	}
-	c.goneMu.Unlock()
-	return g.present[n.Path] != n.Token, nil
+	return g
+}
+
+// goneAt answers from a kept listing whether n is gone, if that listing
+// covers n and was taken at revision rev or later (gone and known false
+// otherwise). A listing taken at or after a watch's creation revision
+// needs no second read: anything after it comes through the watch.
+func (c *conn) goneAt(n baton.Node, rev int64) (gone, known bool) {
+	c.goneMu.Lock()
+	defer c.goneMu.Unlock()
+	g, ok := c.gone[parentPrefix(n.Path)]
+	if !ok || g.rev < rev || n.Token > g.maxCreate {
+		return false, false
+	}
+	return g.present[n.Path] != n.Token, true
 }

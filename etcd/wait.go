@@ -157,8 +157,14 @@ func (c *conn) waitGone(ctx context.Context, n baton.Node) error {
 	}
 	defer w.cancel()
 	if n.Token != 0 {
-		if gone, err := c.checkGone(ctx, n, w.rev); err != nil || gone {
-			return err
+		gone, known := c.goneAt(n, w.rev)
+		if !known {
+			if gone, err = c.checkGone(ctx, n, w.rev); err != nil {
+				return err
+			}
+		}
+		if gone {
+			return nil
 		}
 	} else {
 		resp, err := c.readAtLeast(ctx, n.Path, w.rev)
