@@ -18,7 +18,7 @@ func harness(st *memory.Store) batontest.Harness {
 		Name: "memory",
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
 			if ttl == 0 {
-				ttl = 500 * time.Millisecond
+				ttl = time.Second
 			}
 			s, err := st.Open(context.Background(), ttl)
 			if err != nil {
