@@ -109,6 +109,13 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, lost <-chan struct{}, k
 	// Own group so baton can signal CMD and everything it started; if baton
 	// itself dies, CMD must not go on believing it holds the lock.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// On a terminal baton runs in the foreground of, CMD takes the
+	// foreground (so it can read the terminal and gets ^C itself), and
+	// baton takes it back when CMD is gone.
+	if fd, ok := foregroundTTY(m.Stdin); ok {
+		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, fd
+		defer takeForeground(fd)
+	}
 	if err := cmd.Start(); err != nil {
 		code := 126
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
