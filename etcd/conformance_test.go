@@ -1,9 +1,12 @@
 package etcd
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -75,7 +78,32 @@ func harness(t *testing.T) batontest.Harness {
 		DropCreateReply: func(_ testing.TB, s *baton.Session) {
 			s.Conn().(*conn).dropCreateReply.Store(true)
 		},
+		PendingWatches: func(t testing.TB) int { return watchers(t, server(t).Endpoints()[0]) },
 	}
+}
+
+// watchers reads the number of watchers set on the server from its
+// metrics (etcd_debugging_mvcc_watcher_total).
+func watchers(t testing.TB, endpoint string) int {
+	const metric = "etcd_debugging_mvcc_watcher_total "
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(endpoint + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), metric); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metrics: %q: %v", sc.Text(), err)
+			}
+			return int(n)
+		}
+	}
+	t.Fatalf("metrics: no %s", strings.TrimSpace(metric))
+	return 0
 }
 
 func TestConformance(t *testing.T) {
