@@ -25,7 +25,7 @@ func checkDemo(t *testing.T, out, stderr string, code int) {
 		}
 	}
 	for _, re := range []string{
-		`watch notifications per release: (0\.9\d|1\.00) \(\d+ notifications, \d+ releases\)`,
+		`watch notifications per release: (0\.\d\d|1\.00) \(\d+ notifications, \d+ releases\)`,
 		`leader failover: [0-9.]+m?s \(w\d killed with SIGKILL, w\d took over; session TTL 2s\)`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {

@@ -28,7 +28,10 @@ func electRun(t *testing.T, e []string) {
 	if !regexp.MustCompile(`ready /e [1-9][0-9]*\n`).MatchString(a.stdout.String()) {
 		t.Fatalf("CMD env: %q", a.stdout.String())
 	}
-	b := start(t, e, "elect", "/e", "--value", "B", "--", "echo", "B leads")
+	// B leads until the test lets it go, so the observer cannot miss it.
+	release := filepath.Join(t.TempDir(), "release")
+	b := start(t, e, "elect", "/e", "--value", "B", "--", "sh", "-c",
+		`echo "B leads"; while [ ! -e "$0" ]; do sleep 0.02; done`, release)
 	obs.waitOutput(`"value":"A"`, 10*time.Second)
 	if _, stderr, code := run(t, e, "elect", "--timeout", "300ms", "/e", "--", "true"); code != exitTimeout {
 		t.Fatalf("third candidate: exit %d %q, want 75", code, stderr)
@@ -38,10 +41,14 @@ func electRun(t *testing.T, e []string) {
 	if code := a.wait(10 * time.Second); code != 128+int(syscall.SIGTERM) {
 		t.Fatalf("A exit %d", code)
 	}
-	if code := b.wait(10 * time.Second); code != 0 || b.stdout.String() != "B leads\n" {
-		t.Fatalf("B exit %d out %q", code, b.stdout.String())
-	}
+	b.waitOutput("B leads\n", 10*time.Second)
 	obs.waitOutput(`"value":"B"`, 10*time.Second)
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := b.wait(10 * time.Second); code != 0 {
+		t.Fatalf("B exit %d", code)
+	}
 	obs.signal(syscall.SIGINT)
 	if code := obs.wait(10 * time.Second); code != 0 {
 		t.Fatalf("observer exit %d", code)
