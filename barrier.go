@@ -13,8 +13,7 @@ import (
 // Java clients can share one barrier on ZooKeeper.
 //
 // The node is persistent: a barrier outlives the session that set it. Its
-// parent must be a usable name on the store: any absolute path on
-// ZooKeeper, a name with a parent such as "barriers/deploy" on etcd.
+// name is any absolute path on ZooKeeper, any key on etcd.
 type Barrier struct {
 	s    *Session
 	name string

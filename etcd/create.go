@@ -39,7 +39,12 @@ func (c *conn) CreateAndList(ctx context.Context, dir, kind string, data []byte,
 }
 
 func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f baton.Flags, list bool) (baton.Node, []baton.Node, error) {
-	if err := checkDir(dir); err != nil {
+	seq := f&baton.Sequential != 0
+	// A plain node may sit at the top of the keyspace (a Barrier named
+	// "deploy"): its key is just its name. Sequential nodes and listings
+	// need a real parent.
+	topLevel := !seq && !list && (dir == "" || dir == "/")
+	if err := checkDir(dir); err != nil && !topLevel {
 		return baton.Node{}, nil, err
 	}
 	if err := checkElem(kind); err != nil {
@@ -48,7 +53,6 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 	if err := c.Err(); err != nil {
 		return baton.Node{}, nil, err
 	}
-	seq := f&baton.Sequential != 0
 	key := baton.Join(dir, kind)
 	if seq {
 		var err error
