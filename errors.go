@@ -35,6 +35,9 @@ var (
 	ErrInvalidName = errors.New("baton: invalid name")
 	// ErrInvalidTTL means a session TTL is outside what the store allows.
 	ErrInvalidTTL = errors.New("baton: invalid ttl")
+	// ErrInvalidPermits means a Semaphore was made with fewer than one
+	// permit.
+	ErrInvalidPermits = errors.New("baton: invalid number of permits")
 	// ErrEmpty is returned by non-blocking queue reads on an empty queue.
 	ErrEmpty = errors.New("baton: queue empty")
 	// ErrUpgrade is returned by RWMutex.Lock on a handle that holds the read

@@ -36,11 +36,9 @@ type semHold struct {
 }
 
 // NewSemaphore returns a semaphore of n permits on name (a ZooKeeper path,
-// an etcd prefix). It does no I/O. It panics if n < 1.
+// an etcd prefix). It does no I/O. With n < 1, Acquire and TryAcquire
+// return an error wrapping ErrInvalidPermits.
 func NewSemaphore(s *Session, name string, n int) *Semaphore {
-	if n < 1 {
-		panic(fmt.Sprintf("baton: semaphore %s: %d permits", name, n))
-	}
 	return &Semaphore{s: s, name: name, n: n, held: make(map[*Lease]semHold)}
 }
 
@@ -71,6 +69,9 @@ func (m *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 }
 
 func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
+	if m.n < 1 {
+		return nil, fmt.Errorf("%w: semaphore %s with %d permits", ErrInvalidPermits, m.name, m.n)
+	}
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}

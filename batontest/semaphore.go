@@ -269,3 +269,14 @@ func testSemaphoreHerdFree(t *testing.T, h Harness) {
 		t.Fatalf("one release woke %d sessions, want at most 3", d)
 	}
 }
+
+// A semaphore of no permits is an error, not a panic or a wait forever.
+func testSemaphoreNoPermits(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	s := h.Open(t, LoadTTL)
+	for _, n := range []int{0, -1} {
+		if _, err := baton.NewSemaphore(s, h.Path(t), n).Acquire(ctx); !errors.Is(err, baton.ErrInvalidPermits) {
+			t.Errorf("%d permits: %v, want ErrInvalidPermits", n, err)
+		}
+	}
+}

@@ -38,6 +38,7 @@ var suite = []struct {
 	{"Semaphore/CancelLeavesNothing", testSemaphoreCancel},
 	{"Semaphore/DeadHolderFreesLease", testSemaphoreDeadHolder},
 	{"Semaphore/HerdFree", testSemaphoreHerdFree},
+	{"Semaphore/NoPermits", testSemaphoreNoPermits},
 	{"Election/CampaignLeaderProclaimResign", testElectionBasic},
 	{"Election/Observe", testElectionObserve},
 	{"Election/LockKindCandidates", testElectionForeignCandidate},
