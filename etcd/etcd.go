@@ -106,6 +106,9 @@ type conn struct {
 
 	watchEvents atomic.Int64
 
+	// oldWatch is set for servers before 3.6 (see armGone).
+	oldWatch bool
+
 	// dropCreateReply makes the next create lose its reply after it was
 	// applied (a test hook for the exactly-once rule).
 	dropCreateReply atomic.Bool
@@ -174,6 +177,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		reserved: map[string]bool{},
 		gone:     map[string]*goneCache{},
 	}
+	c.oldWatch = oldWatchServer(ctx, cli)
 	go c.keepAlive(sent)
 	return c, nil
 }
@@ -225,6 +229,27 @@ func (c *conn) Close(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// oldWatchServer reports whether the server is older than 3.6, where a
+// watch "from now" can land in the unsynced group (see armGone). An
+// unknown version counts as new.
+func oldWatchServer(ctx context.Context, cli *clientv3.Client) bool {
+	eps := cli.Endpoints()
+	if len(eps) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	st, err := cli.Status(ctx, eps[0])
+	if err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(st.Version, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major < 3 || major == 3 && minor < 6
 }
 
 // withLife returns a context for one request: ctx, also cancelled when the

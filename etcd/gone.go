@@ -77,15 +77,15 @@ func (c *conn) listedBefore(n baton.Node) bool {
 // checkGone lists the siblings of n created no later than n, at a revision
 // no earlier than atLeast, remembers the listing, and reports whether n's
 // incarnation is gone.
-func (c *conn) checkGone(ctx context.Context, n baton.Node, atLeast int64) (bool, error) {
+func (c *conn) checkGone(ctx context.Context, n baton.Node, atLeast int64) (gone bool, rev int64, err error) {
 	pfx := parentPrefix(n.Path)
 	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithMaxCreateRev(n.Token)}
 	resp, err := c.readAtLeast(ctx, pfx, max(atLeast, n.Token), opts...)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	g := c.remember(pfx, resp.Header.Revision, n.Token, resp.Kvs)
-	return g.present[n.Path] != n.Token, nil
+	return g.present[n.Path] != n.Token, g.rev, nil
 }
 
 // remember keeps a listing of pfx taken at revision rev that holds every
@@ -110,12 +110,12 @@ func (c *conn) remember(pfx string, rev, maxCreate int64, kvs []*mvccpb.KeyValue
 // covers n and was taken at revision rev or later (gone and known false
 // otherwise). A listing taken at or after a watch's creation revision
 // needs no second read: anything after it comes through the watch.
-func (c *conn) goneAt(n baton.Node, rev int64) (gone, known bool) {
+func (c *conn) goneAt(n baton.Node, rev int64) (gone bool, at int64, known bool) {
 	c.goneMu.Lock()
 	defer c.goneMu.Unlock()
 	g, ok := c.gone[parentPrefix(n.Path)]
 	if !ok || g.rev < rev || n.Token > g.maxCreate {
-		return false, false
+		return false, 0, false
 	}
-	return g.present[n.Path] != n.Token, true
+	return g.present[n.Path] != n.Token, g.rev, true
 }

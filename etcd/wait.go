@@ -146,32 +146,16 @@ func (c *conn) waitGone(ctx context.Context, n baton.Node) error {
 		// Walking back through a queue we listed before: the node is
 		// most likely gone already, and one read says so.
 		if c.listedBefore(n) {
-			if gone, err := c.checkGone(ctx, n, n.Token); err != nil || gone {
+			if gone, _, err := c.checkGone(ctx, n, n.Token); err != nil || gone {
 				return err
 			}
 		}
 	}
-	w, err := c.openWatch(ctx, n.Path)
-	if err != nil {
+	w, err := c.armGone(ctx, n)
+	if err != nil || w == nil {
 		return err
 	}
 	defer w.cancel()
-	if n.Token != 0 {
-		gone, known := c.goneAt(n, w.rev)
-		if !known {
-			if gone, err = c.checkGone(ctx, n, w.rev); err != nil {
-				return err
-			}
-		}
-		if gone {
-			return nil
-		}
-	} else {
-		resp, err := c.readAtLeast(ctx, n.Path, w.rev)
-		if err != nil || len(resp.Kvs) == 0 {
-			return err
-		}
-	}
 	for {
 		evs, err := c.next(ctx, w, n.Path)
 		if err != nil {
@@ -185,6 +169,51 @@ func (c *conn) waitGone(ctx context.Context, n baton.Node) error {
 			}
 		}
 	}
+}
+
+// maxRearm bounds how often armGone sets a watch again on an old server.
+const maxRearm = 3
+
+// armGone opens a watch on n's key and then checks that n is still there.
+// It returns a nil watch when n is gone already.
+//
+// Servers before 3.6 turn "from now" into "from the revision I just read
+// plus one" before registering the watch; a write landing in between puts
+// the watch in the unsynced group, served every 100 ms. Their created
+// response carries the revision read, so a check that sees a later revision
+// may be on such a watch: on those servers we set it again, a few times.
+func (c *conn) armGone(ctx context.Context, n baton.Node) (*watch, error) {
+	for attempt := 0; ; attempt++ {
+		w, err := c.openWatch(ctx, n.Path)
+		if err != nil {
+			return nil, err
+		}
+		gone, rev, err := c.goneSince(ctx, n, w.rev)
+		if err != nil || gone {
+			w.cancel()
+			return nil, err
+		}
+		if !c.oldWatch || rev == w.rev || attempt == maxRearm {
+			return w, nil
+		}
+		w.cancel()
+	}
+}
+
+// goneSince reports whether n is gone at a revision no earlier than rev,
+// and the revision it looked at.
+func (c *conn) goneSince(ctx context.Context, n baton.Node, rev int64) (bool, int64, error) {
+	if n.Token == 0 {
+		resp, err := c.readAtLeast(ctx, n.Path, rev)
+		if err != nil {
+			return false, 0, err
+		}
+		return len(resp.Kvs) == 0, resp.Header.Revision, nil
+	}
+	if gone, at, known := c.goneAt(n, rev); known {
+		return gone, at, nil
+	}
+	return c.checkGone(ctx, n, rev)
 }
 
 func sameIncarnation(kv *mvccpb.KeyValue, n baton.Node) bool {
