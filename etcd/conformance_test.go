@@ -32,9 +32,9 @@ func harness(t *testing.T) batontest.Harness {
 	admin := rawClient(t, server(t).Endpoints())
 	return batontest.Harness{
 		Name: "etcd",
-		// The queue load tests at a quarter size (250 items) keep the
-		// package within its time budget on a loaded 2-core machine.
-		LoadScale: 0.25,
+		// The queue load tests run at full size (1,000 items) now that
+		// the test server runs outside the race detector.
+		LoadScale: 1,
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
 			if ttl == 0 {
 				ttl = testTTL
