@@ -207,7 +207,7 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	w("Solid lines: baton; dashed: the peer library on the same server.\n\n")
 
 	w("## All results\n\n")
-	w("Times in milliseconds. `cycle`: one uncontended lock+unlock. `wait`: Lock call to return. ")
+	w("Times in milliseconds. `cycle`: one uncontended lock+unlock. `wait`: Lock call to return (a request still waiting when the run ends counts with its wait so far, so starved clients show). ")
 	w("`hand-off`: a release returning → the next holder's Lock returning (0 when it was already running). ")
 	w("`fires/rel`: watch notifications per release. `reacq %%`: acquisitions by the client that held the lock just before. ")
 	w("`fifo %%`: acquisitions granted in arrival order (no client that had asked more than 1 ms earlier still waiting). `min/max`: acquisitions per client. ")

@@ -102,6 +102,15 @@ func waits(cs []cycle) []time.Duration {
 	return ds
 }
 
+// withPending adds the waits of the requests still pending at end, counted
+// up to end: a client starved for the whole run must show in the tail.
+func withPending(ds []time.Duration, pending []cycle, end time.Time) []time.Duration {
+	for _, c := range pending {
+		ds = append(ds, end.Sub(c.req))
+	}
+	return ds
+}
+
 // contended: N clients, each with its own session, on one lock.
 func contended(ctx context.Context, t Target, cfg Config, r *Result) error {
 	cs, err := openClients(ctx, t.Factory, cfg.Clients)
@@ -129,7 +138,7 @@ func contended(ctx context.Context, t Target, cfg Config, r *Result) error {
 	r.Acquisitions = len(recs[0])
 	r.Seconds = cfg.Duration.Seconds()
 	r.AcqPerS = float64(r.Acquisitions) / r.Seconds
-	w := waits(recs[0])
+	w := withPending(waits(recs[0]), pend[0], end)
 	r.WaitP50, r.WaitP99 = percentile(w, 50), percentile(w, 99)
 	chainStats(r, recs[0], pend[0], cfg.Clients)
 	requestsPerAcq(r, before, after, ok && after.Requests >= 0, r.Acquisitions)
@@ -168,7 +177,7 @@ func many(ctx context.Context, t Target, cfg Config, r *Result) error {
 	var w []time.Duration
 	for g := range recs {
 		r.Acquisitions += len(recs[g])
-		w = append(w, waits(recs[g])...)
+		w = append(w, withPending(waits(recs[g]), pend[g], end)...)
 		var one Result
 		chainStats(&one, recs[g], pend[g], cfg.Clients)
 		r.Overlaps += one.Overlaps

@@ -25,7 +25,8 @@ type Result struct {
 	// CycleP50/P99: one lock+unlock cycle (uncontended, floor).
 	CycleP50 *float64 `json:"cycle_p50_us"`
 	CycleP99 *float64 `json:"cycle_p99_us"`
-	// WaitP50/P99: from calling Lock to it returning.
+	// WaitP50/P99: from calling Lock to it returning; a request still
+	// waiting when a timed run ends counts with its wait so far.
 	WaitP50 *float64 `json:"wait_p50_us"`
 	WaitP99 *float64 `json:"wait_p99_us"`
 	// HandoffP50/P99: from a release returning to the next holder's Lock
