@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,7 +16,10 @@ func TestLockOnTerminal(t *testing.T) {
 	t.Parallel()
 	scriptBin, err := exec.LookPath("script")
 	if err != nil {
-		t.Skip("script (util-linux) not on PATH")
+		if os.Getenv("CI") != "" {
+			t.Fatalf("script (util-linux, Debian's bsdutils) not on PATH: %v", err)
+		}
+		t.Skip("script (util-linux) not on PATH; set CI to make this a failure")
 	}
 	e, _ := etcdEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
