@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"io"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,6 +48,7 @@ func pauseOnce(t *testing.T, tg target) (staleTried, staleAccepted int, recovery
 	if line := w.next(t, 10*time.Second); line != "PAUSING" {
 		t.Fatalf("worker said %q, want PAUSING", line)
 	}
+	w.signal(syscall.SIGSTOP)
 	w.waitStopped(t)
 	stopped := time.Now()
 	l, err := baton.NewMutex(other, name).Lock(ctx)
@@ -61,6 +63,9 @@ func pauseOnce(t *testing.T, tg target) (staleTried, staleAccepted int, recovery
 		t.Fatal("the new holder's write was rejected")
 	}
 	w.signal(syscall.SIGCONT)
+	if _, err := io.WriteString(w.stdin, "GO\n"); err != nil {
+		t.Fatal(err)
+	}
 	// The resumed worker must notice the loss on its own.
 	if line := w.next(t, 30*time.Second); !strings.HasPrefix(line, "LOST") {
 		t.Fatalf("resumed worker said %q, want LOST", line)

@@ -41,18 +41,33 @@ func workerMain() int {
 		return 2
 	}
 	fmt.Printf("LOCKED %d\n", lease.Token())
+	// Standard input: a line "GO" resumes a paused write; EOF stops us.
 	stdin := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdin) }()
+	resume := make(chan struct{}, 1)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if sc.Text() == "GO" {
+				resume <- struct{}{}
+			}
+		}
+		close(stdin)
+	}()
 	who := "worker-" + strconv.Itoa(os.Getpid())
 	client := &http.Client{Timeout: 2 * time.Second}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	if os.Getenv("BATON_RW_PAUSE_MIDWRITE") != "" && lease.Err() == nil {
-		// A pause between checking the lease and writing: the process
-		// stops itself here, and the test resumes it once another client
-		// holds the lock. The write that follows is stale.
+		// A pause between checking the lease and writing. The write that
+		// follows is stale.
 		fmt.Println("PAUSING")
-		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		// The test stops this process (SIGSTOP) here, lets another
+		// client acquire, resumes it, and only then says GO.
+		select {
+		case <-resume:
+		case <-ctx.Done():
+			return 4
+		}
 		u := fmt.Sprintf("%s?token=%d&who=%s", res, lease.Token(), who)
 		if resp, err := client.Post(u, "text/plain", nil); err == nil {
 			resp.Body.Close()

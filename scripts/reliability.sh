@@ -48,7 +48,7 @@ test -s "$tmp/table.md" || { echo "the fault suite wrote no table"; exit 1; }
   echo "- **partition**: the holder's session goes through a TCP proxy that is"
   echo "  blackholed. *Margin* is how long before the next holder acquired the"
   echo "  cut-off holder's lease reported the loss (must be > 0)."
-  echo "- **pause**: the holder process stops itself (SIGSTOP) between checking"
+  echo "- **pause**: the holder process is stopped (SIGSTOP) between checking"
   echo "  its lease and writing to a fenced resource; another client acquires and"
   echo "  writes; the holder is resumed. The resource accepts a write only with a"
   echo "  token at least as high as the highest it has seen: stale writes must"
