@@ -34,9 +34,11 @@ package etcd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +54,10 @@ import (
 type Option func(*options)
 
 type options struct {
-	ttl    time.Duration
-	client *clientv3.Client
+	ttl            time.Duration
+	client         *clientv3.Client
+	user, password string
+	tls            *tls.Config
 }
 
 // WithTTL sets the session (lease) TTL. etcd counts TTLs in whole seconds:
@@ -65,6 +69,20 @@ func WithTTL(ttl time.Duration) Option { return func(o *options) { o.ttl = ttl }
 // WithClient makes the session use an existing client instead of dialing
 // the endpoints. The client is not closed by Session.Close.
 func WithClient(c *clientv3.Client) Option { return func(o *options) { o.client = c } }
+
+// WithAuth makes Open authenticate as user with password, for a server
+// with authentication enabled. A wrong password fails Open at once with an
+// error satisfying IsAuthError; no error ever contains the password.
+// Ignored with WithClient (configure that client's credentials instead).
+func WithAuth(user, password string) Option {
+	return func(o *options) { o.user, o.password = user, password }
+}
+
+// WithTLS makes Open connect over TLS with cfg (its RootCAs verify the
+// server; its Certificates are the client certificate, for a server that
+// requires one). Endpoints are then host:port or https://host:port; an
+// http:// endpoint is an error. Ignored with WithClient.
+func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.tls = cfg } }
 
 // dialTimeout bounds the first connection to the endpoints.
 const dialTimeout = 5 * time.Second
@@ -131,17 +149,34 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 	secs := int64((o.ttl + time.Second - 1) / time.Second)
 	cli, own := o.client, false
 	if cli == nil {
+		if o.tls != nil {
+			for _, ep := range endpoints {
+				if strings.HasPrefix(ep, "http://") {
+					return nil, fmt.Errorf("etcd: endpoint %s is not TLS: use https:// (or host:port) with WithTLS", ep)
+				}
+			}
+		}
+		if (o.user == "") != (o.password == "") {
+			return nil, errors.New("etcd: WithAuth needs both a user name and a password")
+		}
+		dial := dialTimeout
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < dial {
+			dial = max(time.Until(d), time.Millisecond)
+		}
 		var err error
 		cli, err = clientv3.New(clientv3.Config{
 			Endpoints:            endpoints,
-			DialTimeout:          dialTimeout,
+			DialTimeout:          dial,
 			DialKeepAliveTime:    time.Second,
 			DialKeepAliveTimeout: time.Second,
 			Context:              context.WithoutCancel(ctx),
 			Logger:               zap.NewNop(), // errors reach the caller; the client's retries are noise
+			Username:             o.user,
+			Password:             o.password,
+			TLS:                  o.tls,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("etcd: dial %v: %w", endpoints, err)
+			return nil, dialError(endpoints, o.user, o.password, err)
 		}
 		own = true
 	}
@@ -151,10 +186,15 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		}
 		return nil, err
 	}
+	if own && o.user == "" {
+		if err := checkAuth(ctx, cli); err != nil {
+			return fail(err)
+		}
+	}
 	g, err := cli.Grant(ctx, secs)
 	sent := time.Now()
 	if err != nil {
-		return fail(fmt.Errorf("etcd: grant lease: %w", err))
+		return fail(grantError(err))
 	}
 	if g.TTL != secs {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -45,13 +46,38 @@ func NewClient(rc goredis.UniversalClient) *Client {
 // go-redis's ParseURL query options apply (dial_timeout, skip_verify, …),
 // plus ca_file=PATH: a PEM file of CAs to verify a rediss:// server with
 // instead of the system's.
-func Dial(ctx context.Context, rawURL string) (*Client, error) {
+//
+// Options add what a URL cannot say, such as WithTLSConfig.
+func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Client, error) {
 	opt, err := parseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
+	var d dialConfig
+	for _, f := range opts {
+		f(&d)
+	}
+	if d.tls != nil {
+		if opt.TLSConfig == nil {
+			return nil, fmt.Errorf("redis: %s: a TLS configuration needs a rediss:// URL", Redact(rawURL))
+		}
+		opt.TLSConfig = d.tls
+	}
 	return dialOptions(ctx, opt, Redact(rawURL))
 }
+
+// DialOption configures Dial beyond its URL.
+type DialOption func(*dialConfig)
+
+type dialConfig struct {
+	tls *tls.Config
+}
+
+// WithTLSConfig makes Dial use cfg for a rediss:// URL, replacing the TLS
+// settings of the URL (ca_file, skip_verify): a CA pool in RootCAs, a
+// client certificate in Certificates. cfg.ServerName should be the host
+// dialed. Dial fails if the URL is not rediss://.
+func WithTLSConfig(cfg *tls.Config) DialOption { return func(d *dialConfig) { d.tls = cfg } }
 
 func parseURL(rawURL string) (*goredis.Options, error) {
 	safe := Redact(rawURL)

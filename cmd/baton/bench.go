@@ -44,7 +44,10 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	batonT, floorT, err := bench.Targets(u, store.Options{DialTimeout: sf.dial, TTL: sf.ttl})
+	if err := u.CheckTLS(sf.tls); err != nil {
+		return usageErr("%v", err)
+	}
+	batonT, floorT, err := bench.Targets(u, sf.options())
 	if err != nil {
 		return usageErr("%v", err)
 	}

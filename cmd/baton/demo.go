@@ -76,7 +76,7 @@ func (m *Main) demo(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore(s)
-	d.store, d.session = s.URL, s.Session
+	d.store, d.tls, d.session = s.URL, sf.tls, s.Session
 	fmt.Fprintf(d.out, "store %s, session TTL %v, names under %s\n\n", s.URL, d.ttl, d.prefix)
 
 	var sum demoSummary

@@ -30,6 +30,7 @@ type demoRun struct {
 	ttl     time.Duration
 	prefix  string
 	store   store.URL
+	tls     store.TLSFiles
 	session *baton.Session
 
 	mu    sync.Mutex
@@ -55,10 +56,14 @@ type event struct {
 
 // spawn starts `baton worker ROLE` as worker id, logging to log.
 func (d *demoRun) spawn(role, id, name, log string, extra ...string) (*demoProc, error) {
-	args := append([]string{"worker", role, "--store", d.store.String(), "--ttl", d.ttl.String(),
+	args := append([]string{"worker", role, "--ttl", d.ttl.String(),
 		"--name", name, "--id", id, "--log", log}, extra...)
 	p := &demoProc{id: id, done: make(chan struct{})}
 	p.cmd = exec.Command(d.exe, args...)
+	// The store goes through the environment: its password must not show
+	// in the process list.
+	p.cmd.Env = append(os.Environ(), "BATON_STORE="+d.store.Unredacted(),
+		"BATON_TLS_CA="+d.tls.CA, "BATON_TLS_CERT="+d.tls.Cert, "BATON_TLS_KEY="+d.tls.Key)
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %s: %w", id, err)

@@ -24,7 +24,31 @@ type storeFlags struct {
 	url  string
 	dial time.Duration
 	ttl  time.Duration
+	tls  store.TLSFiles
 	name string // the recipe name, checked against the store kind before dialing
+}
+
+// options are the store.Options the flags ask for.
+func (sf *storeFlags) options() store.Options {
+	return store.Options{DialTimeout: sf.dial, TTL: sf.ttl, TLS: sf.tls}
+}
+
+// parse parses the store URL and checks the TLS flags and the recipe
+// name against it, before any dialing: every problem is a usage error.
+func (sf *storeFlags) parse() (store.URL, error) {
+	u, err := store.Parse(sf.url)
+	if err != nil {
+		return u, usageErr("%v", err)
+	}
+	if err := u.CheckTLS(sf.tls); err != nil {
+		return u, usageErr("%v", err)
+	}
+	if sf.name != "" {
+		if err := u.CheckName(sf.name); err != nil {
+			return u, usageErr("%v", err)
+		}
+	}
+	return u, nil
 }
 
 // flagSet is a subcommand's flags and its -h text.
@@ -50,6 +74,9 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		if withTTL {
 			fs.DurationVar(&sf.ttl, "ttl", baton.DefaultTTL, "session TTL: how long a crashed holder keeps the lock")
 		}
+		fs.StringVar(&sf.tls.CA, "tls-ca", m.Getenv("BATON_TLS_CA"), "PEM `FILE` of CAs for a TLS store, zks://, etcds:// or rediss:// (or $BATON_TLS_CA; default: the system's)")
+		fs.StringVar(&sf.tls.Cert, "tls-cert", m.Getenv("BATON_TLS_CERT"), "PEM `FILE`: client certificate for a TLS store (or $BATON_TLS_CERT)")
+		fs.StringVar(&sf.tls.Key, "tls-key", m.Getenv("BATON_TLS_KEY"), "PEM `FILE`: the client certificate's key (or $BATON_TLS_KEY)")
 	}
 	fs.help = func() {
 		fmt.Fprintf(m.Stderr, "usage: baton %s\n\nflags:\n", synopsis)
@@ -118,16 +145,14 @@ func oneName(fs *flagSet, pos []string) (string, error) {
 
 // open parses the store URL and opens it within the dial timeout.
 func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
-	u, err := store.Parse(sf.url)
+	u, err := sf.parse()
 	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(ctx, u, sf.options())
+	if errors.Is(err, store.ErrBadTLS) {
 		return nil, usageErr("%v", err)
 	}
-	if sf.name != "" {
-		if err := u.CheckName(sf.name); err != nil {
-			return nil, usageErr("%v", err)
-		}
-	}
-	s, err := store.Open(ctx, u, store.Options{DialTimeout: sf.dial, TTL: sf.ttl})
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +184,11 @@ func wrapExit(err error, format string, a ...any) error {
 // openFor opens the store (a signal cancels the dial) and, if what is not
 // "", insists on a session store for that recipe.
 func (m *Main) openFor(ctx context.Context, sigs *signals, sf *storeFlags, what string) (*store.Store, error) {
-	if u, err := store.Parse(sf.url); err == nil && what != "" {
+	u, err := sf.parse()
+	if err != nil {
+		return nil, err
+	}
+	if what != "" {
 		if err := u.NeedSession(what); err != nil {
 			return nil, usageErr("%v", err)
 		}

@@ -109,8 +109,10 @@ func (m *Main) usage() {
 			fmt.Fprintf(m.Stderr, "  %s\n", c.usage)
 		}
 	}
-	fmt.Fprintf(m.Stderr, "\nThe store is --store URL or $BATON_STORE: zk://h:p[,h:p…][/chroot], etcd://h:p[,…],\n"+
-		"redis://[user:pass@]h:p[/db], rediss://…, redlock://h:p,h:p,…  (default %s).\n"+
+	fmt.Fprintf(m.Stderr, "\nThe store is --store URL or $BATON_STORE: zk://[user:pass@]h:p[,h:p…][/chroot],\n"+
+		"etcd://[user:pass@]h:p[,…], redis://[user:pass@]h:p[/db], redlock://h:p,h:p,…  (default %s);\n"+
+		"zks://, etcds:// and rediss:// are the same over TLS, with --tls-ca, --tls-cert, --tls-key\n"+
+		"(or $BATON_TLS_CA, $BATON_TLS_CERT, $BATON_TLS_KEY). Passwords are never printed.\n"+
 		"Exit status: CMD's own; 75 not acquired within --timeout (CMD not run); 76 lost while CMD ran\n"+
 		"(CMD got SIGTERM, then SIGKILL after --kill-after); 2 usage; 1 store unreachable or other failure.\n"+
 		"Run 'baton COMMAND -h' for a command's flags.\n", defaultStore)

@@ -56,13 +56,16 @@ func (m *Main) status(ctx context.Context, args []string) error {
 		return err
 	}
 	sf.name = name
-	u, err := store.Parse(sf.url)
+	u, err := sf.parse()
 	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	var rep statusReport
 	if !u.HasSessions() {
-		locks, err := store.InspectRedis(ctx, u, name, sf.dial)
+		locks, err := store.InspectRedis(ctx, u, name, sf.options())
+		if errors.Is(err, store.ErrBadTLS) {
+			return usageErr("%v", err)
+		}
 		if err != nil {
 			return err
 		}
@@ -169,7 +172,7 @@ func describe(name string, u store.URL, kids []baton.Node, now time.Time) status
 			}
 			n.Flags = append(n.Flags, f)
 		}
-		if u.Scheme == store.ZooKeeper {
+		if u.IsZooKeeper() {
 			if f := wrapFlag(k.Name); f != "" {
 				n.Flags = append(n.Flags, f)
 			}

@@ -2,38 +2,36 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/batonhq/baton/etcd"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
-// openEtcd dials the endpoints with a silent client (the command line
+// openEtcd dials the endpoints (https:// for etcds://, with the
+// credentials of the URL if any) with a silent client (the command line
 // prints one line per failure, never the client's retry logs) and opens a
-// session on it. The client is closed with the store.
+// session on it, which closes the client when it ends.
 func openEtcd(ctx context.Context, u URL, o Options) (*Store, error) {
-	deadline, ok := ctx.Deadline()
-	dial := o.DialTimeout
-	if ok {
-		dial = time.Until(deadline)
+	opts := []etcd.Option{etcd.WithTTL(o.TTL)}
+	eps := make([]string, len(u.Hosts))
+	for i, h := range u.Hosts {
+		eps[i] = "http://" + h
 	}
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:            u.Hosts,
-		DialTimeout:          dial,
-		DialKeepAliveTime:    time.Second,
-		DialKeepAliveTimeout: time.Second,
-		Logger:               zap.NewNop(),
-		Context:              context.WithoutCancel(ctx),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("etcd: %w", err)
+	if u.TLS {
+		cfg, err := o.TLS.Config("")
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, etcd.WithTLS(cfg))
+		for i, h := range u.Hosts {
+			eps[i] = "https://" + h
+		}
 	}
-	s, err := etcd.Open(ctx, u.Hosts, etcd.WithClient(cli), etcd.WithTTL(o.TTL))
+	if u.User != "" {
+		opts = append(opts, etcd.WithAuth(u.User, u.Password))
+	}
+	s, err := etcd.Open(ctx, eps, opts...)
 	if err != nil {
-		_ = cli.Close()
 		return nil, err
 	}
-	return &Store{URL: u, Session: s, closer: cli.Close}, nil
+	return &Store{URL: u, Session: s}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/redis"
 )
 
 // DefaultDialTimeout bounds Open when Options.DialTimeout is zero.
@@ -28,6 +30,9 @@ type Options struct {
 	// TTL is the session timeout (ZooKeeper session, etcd lease, Redis
 	// lock validity); zero means baton.DefaultTTL.
 	TTL time.Duration
+	// TLS names the PEM files for a TLS store (zks, etcds, rediss). Open
+	// refuses them for a store that is not TLS.
+	TLS TLSFiles
 }
 
 // Locker takes exclusive locks on a store that has no sessions (Redis).
@@ -85,7 +90,7 @@ func (u URL) CheckName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty name", baton.ErrInvalidName)
 	}
-	if u.Scheme != ZooKeeper {
+	if !u.IsZooKeeper() {
 		return nil
 	}
 	if name[0] != '/' {
@@ -105,7 +110,7 @@ func (u URL) HasSessions() bool { return !u.isRedis() }
 // no sessions (Redis supports locks only).
 func (u URL) NeedSession(what string) error {
 	if u.isRedis() {
-		return fmt.Errorf("%s needs zk:// or etcd:// (%s:// offers locks only)", what, u.Scheme)
+		return fmt.Errorf("%s needs zk:// or etcd:// (or zks://, etcds://); %s:// offers locks only", what, u.Scheme)
 	}
 	return nil
 }
@@ -120,6 +125,9 @@ func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	}
 	if o.TTL <= 0 {
 		o.TTL = baton.DefaultTTL
+	}
+	if err := u.CheckTLS(o.TLS); err != nil {
+		return nil, fmt.Errorf("%s: %w", u, err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
 	defer cancel()
@@ -147,28 +155,53 @@ func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	if r.err == nil {
 		return r.s, nil
 	}
+	msg := scrubPassword(oneLine(r.err), u.Password)
 	if errors.Is(r.err, ErrUnavailable) || errors.Is(r.err, baton.ErrInvalidTTL) {
-		return nil, fmt.Errorf("%s: %s", u, oneLine(r.err))
+		return nil, fmt.Errorf("%s: %s", u, msg)
+	}
+	if errors.Is(r.err, ErrBadTLS) {
+		return nil, fmt.Errorf("%s: %w", u, r.err)
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	if errors.Is(r.err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%w %s within %v: %s", ErrUnreachable, u, o.DialTimeout, oneLine(r.err))
+		return nil, fmt.Errorf("%w %s within %v: %s", ErrUnreachable, u, o.DialTimeout, msg)
 	}
-	return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, oneLine(r.err))
+	if isAuth(r.err) {
+		return nil, fmt.Errorf("%w %s: %s", ErrAuth, u, msg)
+	}
+	return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, msg)
+}
+
+// ErrAuth is wrapped by Open's error when the store refused the
+// credentials (wrong, missing, or not allowed).
+var ErrAuth = errors.New("store refused the credentials of")
+
+// isAuth reports whether err is an authentication failure of any kind.
+func isAuth(err error) bool {
+	return etcd.IsAuthError(err) || redis.IsAuthError(err)
 }
 
 func open(ctx context.Context, u URL, o Options) (*Store, error) {
 	switch u.Scheme {
-	case Etcd:
+	case Etcd, EtcdTLS:
 		return openEtcd(ctx, u, o)
-	case ZooKeeper:
+	case ZooKeeper, ZooKeeperTLS:
 		return openZK(ctx, u, o)
 	case Redis, RedisTLS, Redlock:
 		return openRedis(ctx, u, o)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnavailable, u.Scheme)
+}
+
+// scrubPassword hides password in msg: a last guard for messages built
+// from client library errors.
+func scrubPassword(msg, password string) string {
+	if password == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, password, "xxxxx")
 }
 
 // oneLine flattens a multi-line error message.

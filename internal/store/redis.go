@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"sync"
 	"time"
 
@@ -24,7 +26,15 @@ func openRedis(ctx context.Context, u URL, o Options) (*Store, error) {
 	if u.Scheme == Redlock {
 		return openRedlock(ctx, u, o)
 	}
-	c, err := redis.Dial(ctx, u.format(false))
+	var opts []redis.DialOption
+	if u.TLS {
+		cfg, err := u.redisTLS(o.TLS)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, redis.WithTLSConfig(cfg))
+	}
+	c, err := redis.Dial(ctx, u.format(false), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -96,3 +106,12 @@ type redlockHold struct {
 
 func (h redlockHold) Lease() *baton.Lease              { return h.l }
 func (h redlockHold) Unlock(ctx context.Context) error { return h.r.Unlock(ctx) }
+
+// redisTLS is the TLS configuration for a rediss:// URL's one host.
+func (u URL) redisTLS(f TLSFiles) (*tls.Config, error) {
+	host, _, err := net.SplitHostPort(u.Hosts[0])
+	if err != nil {
+		return nil, err
+	}
+	return f.Config(host)
+}

@@ -26,11 +26,16 @@ type RedisLock struct {
 }
 
 // InspectRedis reads lock name on every server of a redis://, rediss:// or
-// redlock:// URL, each bounded by the dial timeout.
-func InspectRedis(ctx context.Context, u URL, name string, dial time.Duration) ([]RedisLock, error) {
+// redlock:// URL, each bounded by o's dial timeout (rediss:// with o's TLS
+// files).
+func InspectRedis(ctx context.Context, u URL, name string, o Options) ([]RedisLock, error) {
 	if !u.isRedis() {
 		return nil, fmt.Errorf("%s:// is not a Redis store", u.Scheme)
 	}
+	if err := u.CheckTLS(o.TLS); err != nil {
+		return nil, fmt.Errorf("%s: %w", u, err)
+	}
+	dial := o.DialTimeout
 	if dial <= 0 {
 		dial = DefaultDialTimeout
 	}
@@ -47,21 +52,31 @@ func InspectRedis(ctx context.Context, u URL, name string, dial time.Duration) (
 			if u.Scheme == RedisTLS {
 				one.Scheme = RedisTLS
 			}
-			out[i], errs[i] = inspectOne(ctx, one, name, dial)
+			out[i], errs[i] = inspectOne(ctx, one, name, dial, o.TLS)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, oneLine(err))
+		for _, e := range errs {
+			if errors.Is(e, ErrBadTLS) {
+				return nil, fmt.Errorf("%s: %w", u, e)
+			}
+		}
+		return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, scrubPassword(oneLine(err), u.Password))
 	}
 	return out, nil
 }
 
-func inspectOne(ctx context.Context, u URL, name string, dial time.Duration) (RedisLock, error) {
+func inspectOne(ctx context.Context, u URL, name string, dial time.Duration, f TLSFiles) (RedisLock, error) {
 	rl := RedisLock{Server: u.Hosts[0]}
 	opt, err := goredis.ParseURL(u.format(false))
 	if err != nil {
-		return rl, err
+		return rl, errors.New(scrubPassword(err.Error(), u.Password))
+	}
+	if u.TLS {
+		if opt.TLSConfig, err = u.redisTLS(f); err != nil {
+			return rl, err
+		}
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = dial, dial, dial
 	opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true

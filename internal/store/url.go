@@ -18,20 +18,27 @@ const Default = "etcd://127.0.0.1:2379"
 
 // Store kinds (URL schemes).
 const (
-	ZooKeeper = "zk"
-	Etcd      = "etcd"
-	Redis     = "redis"
-	RedisTLS  = "rediss"
-	Redlock   = "redlock"
+	ZooKeeper    = "zk"
+	ZooKeeperTLS = "zks"
+	Etcd         = "etcd"
+	EtcdTLS      = "etcds"
+	Redis        = "redis"
+	RedisTLS     = "rediss"
+	Redlock      = "redlock"
 )
+
+// schemes lists the kinds for messages.
+const schemes = "zk, zks, etcd, etcds, redis, rediss or redlock"
 
 // defaultPort is the port assumed for a host given without one.
 var defaultPort = map[string]string{
-	ZooKeeper: "2181",
-	Etcd:      "2379",
-	Redis:     "6379",
-	RedisTLS:  "6379",
-	Redlock:   "6379",
+	ZooKeeper:    "2181",
+	ZooKeeperTLS: "2281", // ZooKeeper's usual secureClientPort
+	Etcd:         "2379",
+	EtcdTLS:      "2379",
+	Redis:        "6379",
+	RedisTLS:     "6379",
+	Redlock:      "6379",
 }
 
 // ErrBadURL is wrapped by every URL parse error.
@@ -39,11 +46,17 @@ var ErrBadURL = errors.New("bad store URL")
 
 // URL is a parsed store URL.
 type URL struct {
-	// Scheme is the store kind: zk, etcd, redis, rediss or redlock.
+	// Scheme is the store kind: zk, zks, etcd, etcds, redis, rediss or
+	// redlock.
 	Scheme string
+	// TLS is set for the kinds that connect over TLS: zks, etcds and
+	// rediss.
+	TLS bool
 	// Hosts are host:port pairs, each with its port filled in.
 	Hosts []string
-	// User and Password are the Redis ACL credentials, if any.
+	// User and Password are the credentials, if any: ZooKeeper digest
+	// auth, etcd user auth, Redis ACL user (or requirepass). Password is
+	// never printed: String and Redact hide it.
 	User, Password string
 	// Chroot is the ZooKeeper chroot ("/a/b"), "" for none.
 	Chroot string
@@ -53,13 +66,14 @@ type URL struct {
 
 // Parse parses a store URL:
 //
-//	zk://h:p[,h:p…][/chroot]
-//	etcd://h:p[,h:p…]
-//	redis://[user:pass@]h:p[/db]   rediss://… (TLS)
+//	zk://[user:pass@]h:p[,h:p…][/chroot]   zks://… (TLS, port 2281)
+//	etcd://[user:pass@]h:p[,h:p…]          etcds://… (TLS)
+//	redis://[user:pass@]h:p[/db]           rediss://… (TLS)
 //	redlock://[user:pass@]h:p,h:p,…[/db]
 //
 // A host without a port gets the store's usual port. The empty string is
-// Default.
+// Default. User and password may be percent-escaped; the password ends at
+// the last "@". Errors never show the password.
 func Parse(raw string) (URL, error) {
 	if raw == "" {
 		raw = Default
@@ -74,7 +88,7 @@ func Parse(raw string) (URL, error) {
 func parse(raw string) (URL, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return URL{}, errors.New("want SCHEME://HOST:PORT (zk, etcd, redis, rediss or redlock)")
+		return URL{}, errors.New("want SCHEME://HOST:PORT (" + schemes + ")")
 	}
 	u := URL{Scheme: strings.ToLower(scheme)}
 	if strings.ContainsAny(rest, "?#") {
@@ -90,12 +104,13 @@ func parse(raw string) (URL, error) {
 	}
 	authority, path, hasPath := strings.Cut(rest, "/")
 	switch u.Scheme {
-	case ZooKeeper, Etcd, Redis, RedisTLS, Redlock:
+	case ZooKeeper, ZooKeeperTLS, Etcd, EtcdTLS, Redis, RedisTLS, Redlock:
 	default:
-		return URL{}, fmt.Errorf("unknown scheme %q (want zk, etcd, redis, rediss or redlock)", scheme)
+		return URL{}, fmt.Errorf("unknown scheme %q (want %s)", scheme, schemes)
 	}
-	if (u.User != "" || u.Password != "") && !u.isRedis() {
-		return URL{}, fmt.Errorf("%s:// takes no credentials in the URL", u.Scheme)
+	u.TLS = u.Scheme == ZooKeeperTLS || u.Scheme == EtcdTLS || u.Scheme == RedisTLS
+	if (u.User != "" || u.Password != "") && (u.User == "" || u.Password == "") && !u.isRedis() {
+		return URL{}, fmt.Errorf("%s:// credentials are USER:PASSWORD@, both non-empty", u.Scheme)
 	}
 	if authority == "" {
 		return URL{}, errors.New("no host")
@@ -111,7 +126,7 @@ func parse(raw string) (URL, error) {
 		return URL{}, fmt.Errorf("%s:// takes one host (use redlock:// for several)", u.Scheme)
 	}
 	switch {
-	case u.Scheme == ZooKeeper:
+	case u.IsZooKeeper():
 		if hasPath {
 			c, err := chroot("/" + path)
 			if err != nil {
@@ -138,6 +153,12 @@ func parse(raw string) (URL, error) {
 func (u *URL) isRedis() bool {
 	return u.Scheme == Redis || u.Scheme == RedisTLS || u.Scheme == Redlock
 }
+
+// IsZooKeeper reports whether the store is ZooKeeper (zk or zks).
+func (u URL) IsZooKeeper() bool { return u.Scheme == ZooKeeper || u.Scheme == ZooKeeperTLS }
+
+// IsEtcd reports whether the store is etcd (etcd or etcds).
+func (u URL) IsEtcd() bool { return u.Scheme == Etcd || u.Scheme == EtcdTLS }
 
 func (u *URL) setUser(info string) error {
 	user, pass, hasPass := strings.Cut(info, ":")
@@ -204,6 +225,11 @@ func chroot(p string) (string, error) {
 // String is the URL in canonical form with any password redacted: safe to
 // print.
 func (u URL) String() string { return u.format(true) }
+
+// Unredacted is the URL in canonical form with its password: for handing
+// the store to a child process through its environment, never for
+// printing.
+func (u URL) Unredacted() string { return u.format(false) }
 
 func (u URL) format(redact bool) string {
 	var b strings.Builder

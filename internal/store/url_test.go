@@ -22,7 +22,13 @@ func TestParse(t *testing.T) {
 		{"redis://u:p%40ss@r:6380/3", URL{Scheme: Redis, Hosts: []string{"r:6380"}, User: "u", Password: "p@ss", DB: 3}, "redis://u:xxxxx@r:6380/3"},
 		{"redis://:s3cret@r", URL{Scheme: Redis, Hosts: []string{"r:6379"}, Password: "s3cret"}, "redis://:xxxxx@r:6379"},
 		{"redis://:a/b@c@r", URL{Scheme: Redis, Hosts: []string{"r:6379"}, Password: "a/b@c"}, "redis://:xxxxx@r:6379"},
-		{"rediss://r:1", URL{Scheme: RedisTLS, Hosts: []string{"r:1"}}, "rediss://r:1"},
+		{"rediss://r:1", URL{Scheme: RedisTLS, TLS: true, Hosts: []string{"r:1"}}, "rediss://r:1"},
+		{"zks://h1,h2:3/app", URL{Scheme: ZooKeeperTLS, TLS: true, Hosts: []string{"h1:2281", "h2:3"}, Chroot: "/app"}, "zks://h1:2281,h2:3/app"},
+		{"zk://alice:s3cret@h/app", URL{Scheme: ZooKeeper, Hosts: []string{"h:2181"}, User: "alice", Password: "s3cret", Chroot: "/app"}, "zk://alice:xxxxx@h:2181/app"},
+		{"zks://alice:p%2Fw@h", URL{Scheme: ZooKeeperTLS, TLS: true, Hosts: []string{"h:2281"}, User: "alice", Password: "p/w"}, "zks://alice:xxxxx@h:2281"},
+		{"etcd://root:pw@a,b:1", URL{Scheme: Etcd, Hosts: []string{"a:2379", "b:1"}, User: "root", Password: "pw"}, "etcd://root:xxxxx@a:2379,b:1"},
+		{"etcds://127.0.0.1:4", URL{Scheme: EtcdTLS, TLS: true, Hosts: []string{"127.0.0.1:4"}}, "etcds://127.0.0.1:4"},
+		{"ETCDS://root:a@b@[::1]", URL{Scheme: EtcdTLS, TLS: true, Hosts: []string{"[::1]:2379"}, User: "root", Password: "a@b"}, "etcds://root:xxxxx@[::1]:2379"},
 		{"redlock://a:1,b:2,c:3", URL{Scheme: Redlock, Hosts: []string{"a:1", "b:2", "c:3"}}, "redlock://a:1,b:2,c:3"},
 	} {
 		got, err := Parse(tc.in)
@@ -43,8 +49,9 @@ func TestParseErrors(t *testing.T) {
 	for _, in := range []string{
 		"127.0.0.1:2379", "http://h:1", "etcd://", "etcd://h:0", "etcd://h:70000", "etcd://h:x",
 		"etcd://h:1,", "etcd://h/prefix", "etcd://::1", "zk://h/a//b", "zk://h/a/", "zk://h/a/../b",
-		"redis://a,b", "redis://h/x", "redis://h/01", "etcd://u:p@h", "etcd://h?x=1", "memory://",
-		"etcd://h:+1", "redis://:pw%zz@h",
+		"redis://a,b", "redis://h/x", "redis://h/01", "etcd://h?x=1", "memory://",
+		"etcd://h:+1", "redis://:pw%zz@h", "etcd://u@h", "etcd://:pw@h", "zk://u:@h", "zks://:p@h",
+		"etcds://h/x", "zks://h/a/./b", "zks://", "etcds://u:p@", "zk://h/a@b", "https://h",
 	} {
 		if u, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) = %+v, want an error", in, u)
@@ -55,15 +62,24 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseErrorRedacts(t *testing.T) {
-	_, err := Parse("redis://user:hunter2@host:badport")
-	if err == nil || strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("error %v shows the password", err)
+	for _, raw := range []string{
+		"redis://user:hunter2@host:badport", "zk://u:hunter2@h:1/a//b", "zks://u:hunter2@h:x",
+		"etcd://u:hunter2@h/path", "etcds://u:hunter2@h,", "etcd://:hunter2@h", "bogus://u:hunter2@h",
+	} {
+		_, err := Parse(raw)
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Parse(%q): error %v shows the password", raw, err)
+		}
 	}
 }
 
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
 		"redis://u:pw@h:1/2":  "redis://u:xxxxx@h:1/2",
+		"zk://u:pw@a,b/c":     "zk://u:xxxxx@a,b/c",
+		"zks://u:p@w@h":       "zks://u:xxxxx@h",
+		"etcd://root:pw@h:1":  "etcd://root:xxxxx@h:1",
+		"etcds://root:pw@h":   "etcds://root:xxxxx@h",
 		"redis://:p/w@x@h":    "redis://:xxxxx@h",
 		"redis://user@h":      "redis://user@h",
 		"etcd://h:1":          "etcd://h:1",
@@ -78,7 +94,8 @@ func TestRedact(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"", "etcd://a:1,b", "zk://h1,h2:2182/x/y", "redis://u:p@h:1/2", "rediss://:p%2F@h",
-		"redlock://a,b,c", "etcd://[::1]:1", "zk://h/", "redis://:a@b@c",
+		"redlock://a,b,c", "etcd://[::1]:1", "zk://h/", "redis://:a@b@c", "zks://u:p@h1,h2/x",
+		"etcds://root:p%40w@[::1]", "etcd://u:pw@h", "zk://u:p:q@h",
 	} {
 		f.Add(s)
 	}
@@ -105,6 +122,12 @@ func FuzzParse(f *testing.F) {
 			if u.String() != other.String() {
 				t.Fatalf("String() %q depends on the password", u.String())
 			}
+			if n := strings.Count(raw, u.Password); n > 0 && strings.Count(Redact(raw), u.Password) >= n {
+				t.Fatalf("Redact(%q) = %q shows the password", raw, Redact(raw))
+			}
+		}
+		if u.TLS != (u.Scheme == ZooKeeperTLS || u.Scheme == EtcdTLS || u.Scheme == RedisTLS) {
+			t.Fatalf("%q: TLS %v for scheme %s", raw, u.TLS, u.Scheme)
 		}
 		if len(u.Hosts) == 0 {
 			t.Fatalf("%q parsed with no hosts", raw)

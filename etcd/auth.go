@@ -1,0 +1,100 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// ErrAuthRequired is wrapped by Open's error when the server has
+// authentication enabled and no credentials were given (WithAuth).
+var ErrAuthRequired = errors.New("etcd: the server requires authentication (give a user and password)")
+
+// authErrors are the server's answers about credentials and permissions.
+var authErrors = []error{
+	rpctypes.ErrAuthFailed, rpctypes.ErrUserEmpty, rpctypes.ErrPermissionDenied,
+	rpctypes.ErrInvalidAuthToken, rpctypes.ErrAuthOldRevision, rpctypes.ErrUserNotFound,
+	rpctypes.ErrRoleNotGranted, rpctypes.ErrPermissionNotGranted, ErrAuthRequired,
+}
+
+// IsAuthError reports whether err (even wrapped) is an etcd
+// authentication or permission error: wrong credentials, none, or a user
+// not allowed to touch a key.
+func IsAuthError(err error) bool {
+	if err == nil {
+		return false
+	}
+	// A raw gRPC status (from a call the client did not translate) is
+	// translated first.
+	conv := rpctypes.Error(err)
+	for _, e := range authErrors {
+		if errors.Is(err, e) || errors.Is(conv, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// dialError explains a failed dial: wrong credentials say so. The
+// message never contains the password.
+func dialError(endpoints []string, user, password string, err error) error {
+	who := ""
+	if user != "" {
+		who = " as user " + user
+	}
+	if IsAuthError(err) {
+		err = fmt.Errorf("etcd: authentication to %v%s failed (check the user name and password): %w", endpoints, who, err)
+	} else {
+		err = fmt.Errorf("etcd: dial %v%s: %w", endpoints, who, err)
+	}
+	return scrub(err, password)
+}
+
+// grantError explains a failed lease grant.
+func grantError(err error) error {
+	if IsAuthError(err) {
+		return fmt.Errorf("etcd: grant lease: not allowed (check the user's credentials and roles): %w", err)
+	}
+	return fmt.Errorf("etcd: grant lease: %w", err)
+}
+
+// checkAuth fails with ErrAuthRequired when the server has authentication
+// enabled and the client has no credentials: without this, the session
+// opens and the first write fails. A server that cannot say (before 3.5)
+// passes.
+func checkAuth(ctx context.Context, cli *clientv3.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	st, err := cli.AuthStatus(ctx)
+	if err != nil {
+		if IsAuthError(err) {
+			return fmt.Errorf("%w: %w", ErrAuthRequired, err)
+		}
+		return nil
+	}
+	if st.Enabled {
+		return ErrAuthRequired
+	}
+	return nil
+}
+
+// scrub wraps err so that its message cannot show secret, while errors.Is
+// and errors.As still see the original.
+func scrub(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return &scrubbed{err: err, secret: secret}
+}
+
+type scrubbed struct {
+	err    error
+	secret string
+}
+
+func (s *scrubbed) Error() string { return strings.ReplaceAll(s.err.Error(), s.secret, "xxxxx") }
+func (s *scrubbed) Unwrap() error { return s.err }

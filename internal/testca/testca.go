@@ -1,0 +1,111 @@
+// Package testca makes throwaway certificate authorities for tests: an
+// ECDSA CA and leaf certificates for loopback (IP SANs 127.0.0.1 and ::1,
+// DNS localhost), written as PEM files into a test's temp dir.
+package testca
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// CA is a test certificate authority.
+type CA struct {
+	// CertFile is the CA certificate, PEM.
+	CertFile string
+
+	dir  string
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// Leaf is a certificate issued by a CA, with its key, as PEM files.
+type Leaf struct {
+	// CertFile is the certificate, KeyFile its private key (PKCS #8).
+	CertFile, KeyFile string
+}
+
+var serial atomic.Int64
+
+// New makes a CA named name whose files go to a new temp dir of t.
+func New(t testing.TB, name string) *CA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          next(),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &CA{dir: t.TempDir(), cert: cert, key: key}
+	ca.CertFile = filepath.Join(ca.dir, name+"-ca.pem")
+	write(t, ca.CertFile, "CERTIFICATE", der)
+	return ca
+}
+
+// Issue makes a certificate for common name cn, good for both server and
+// client authentication, for loopback addresses and localhost.
+func (ca *CA) Issue(t testing.TB, cn string) Leaf {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: next(),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:     []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Leaf{CertFile: filepath.Join(ca.dir, cn+".pem"), KeyFile: filepath.Join(ca.dir, cn+"-key.pem")}
+	write(t, l.CertFile, "CERTIFICATE", der)
+	write(t, l.KeyFile, "PRIVATE KEY", pk)
+	return l
+}
+
+func next() *big.Int {
+	return big.NewInt(time.Now().UnixNano() + serial.Add(1))
+}
+
+func write(t testing.TB, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
