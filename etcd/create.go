@@ -90,6 +90,7 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 			}
 			return baton.Node{}, nil, c.fail(ctx, "create "+key, err)
 		}
+		c.saw(resp.Header.Revision)
 		var n baton.Node
 		if resp.Succeeded {
 			n = baton.Node{Path: key, Seq: resp.Header.Revision, Token: resp.Header.Revision}

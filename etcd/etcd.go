@@ -124,6 +124,10 @@ type conn struct {
 
 	watchEvents atomic.Int64
 
+	// seen is the highest store revision this session has observed (in a
+	// reply or a watch event). Reads are served at or after it.
+	seen atomic.Int64
+
 	// oldWatch is set for servers before 3.6 (see armGone).
 	oldWatch bool
 

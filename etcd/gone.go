@@ -56,13 +56,25 @@ func (c *conn) readAtLeast(ctx context.Context, key string, rev int64, opts ...c
 	defer cancel()
 	resp, err := c.cli.Get(rctx, key, append(opts, clientv3.WithSerializable())...)
 	if err == nil && resp.Header.Revision >= rev {
+		c.saw(resp.Header.Revision)
 		return resp, nil
 	}
 	resp, err = c.cli.Get(rctx, key, opts...)
 	if err != nil {
 		return nil, c.fail(ctx, "get "+key, err)
 	}
+	c.saw(resp.Header.Revision)
 	return resp, nil
+}
+
+// saw records that the store had reached revision rev.
+func (c *conn) saw(rev int64) {
+	for {
+		old := c.seen.Load()
+		if rev <= old || c.seen.CompareAndSwap(old, rev) {
+			return
+		}
+	}
 }
 
 // listedBefore reports whether we hold a listing of n's directory that

@@ -12,7 +12,12 @@ import (
 )
 
 // Children lists the direct children of dir: sequential nodes by
-// CreateRevision, then the others by name.
+// CreateRevision, then the others by name. Like a ZooKeeper read, the
+// listing comes from the member we talk to, at a revision no earlier than
+// anything this session has seen (its own writes and every event it was
+// sent), which is what the recipes' waits need; it costs no raft round
+// trip, so a waiter woken by a release does not queue behind the server's
+// next disk write to look at the line.
 func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
@@ -21,16 +26,14 @@ func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 		return nil, err
 	}
 	pfx := prefix(dir)
-	rctx, cancel := c.withLife(ctx)
-	defer cancel()
-	resp, err := c.cli.Get(rctx, pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := c.readAtLeast(ctx, pfx, c.seen.Load(), clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
-		return nil, c.fail(ctx, "list "+pfx, err)
+		return nil, err
 	}
 	return children(pfx, resp.Kvs), nil
 }
 
-// Get reads one key.
+// Get reads one key, with Children's consistency.
 func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
 	if err := checkDir(path); err != nil {
 		return nil, baton.Node{}, err
@@ -38,11 +41,9 @@ func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error)
 	if err := c.Err(); err != nil {
 		return nil, baton.Node{}, err
 	}
-	rctx, cancel := c.withLife(ctx)
-	defer cancel()
-	resp, err := c.cli.Get(rctx, path)
+	resp, err := c.readAtLeast(ctx, path, c.seen.Load())
 	if err != nil {
-		return nil, baton.Node{}, c.fail(ctx, "get "+path, err)
+		return nil, baton.Node{}, err
 	}
 	if len(resp.Kvs) == 0 {
 		return nil, baton.Node{}, fmt.Errorf("%w: %s", baton.ErrNotFound, path)
@@ -65,13 +66,21 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 	for {
 		rctx, cancel := c.withLife(ctx)
 		var err error
+		var rev int64
 		if n.Token != 0 || n.Owner != "" {
-			_, err = c.cli.Txn(rctx).If(incarnation(n)).Then(clientv3.OpDelete(n.Path)).Commit()
+			var resp *clientv3.TxnResponse
+			if resp, err = c.cli.Txn(rctx).If(incarnation(n)).Then(clientv3.OpDelete(n.Path)).Commit(); err == nil {
+				rev = resp.Header.Revision
+			}
 		} else {
-			_, err = c.cli.Delete(rctx, n.Path)
+			var resp *clientv3.DeleteResponse
+			if resp, err = c.cli.Delete(rctx, n.Path); err == nil {
+				rev = resp.Header.Revision
+			}
 		}
 		cancel()
 		if err == nil {
+			c.saw(rev)
 			// Whichever branch ran, that incarnation is gone now.
 			if n.Owner == c.id {
 				c.unreserve(n.Path)

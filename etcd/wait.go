@@ -74,6 +74,7 @@ func (c *conn) openWatch(ctx context.Context, key string, opts ...clientv3.OpOpt
 			return nil, c.broken(ctx, "watch "+key, watchErr(wr, ok))
 		}
 		w.rev = wr.Header.Revision
+		c.saw(w.rev)
 		return w, nil
 	case <-wctx.Done():
 		cancel()
@@ -93,6 +94,7 @@ func (c *conn) next(ctx context.Context, w *watch, key string) ([]*clientv3.Even
 				continue // progress notification
 			}
 			c.watchEvents.Add(int64(len(wr.Events)))
+			c.saw(wr.Header.Revision)
 			return wr.Events, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
