@@ -108,6 +108,10 @@ func (c *conn) mapErr(err error) error {
 		return fmt.Errorf("%w: %w", baton.ErrNotFound, err)
 	case errors.Is(err, gozk.ErrNodeExists):
 		return fmt.Errorf("%w: %w", baton.ErrExists, err)
+	case errors.Is(err, gozk.ErrNoAuth):
+		return fmt.Errorf("zk: the node's ACL does not grant this session's identity (see WithAuth): %w", err)
+	case errors.Is(err, gozk.ErrInvalidACL):
+		return fmt.Errorf(`zk: the server refused the ACL (the "auth" scheme needs credentials, see WithAuth): %w`, err)
 	case errors.Is(err, gozk.ErrInvalidPath), errors.Is(err, gozk.ErrBadArguments):
 		return fmt.Errorf("%w: %w", baton.ErrInvalidName, err)
 	}

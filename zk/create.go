@@ -53,6 +53,9 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 	flags := createFlags(f)
 	var err error
 	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
+		if err := c.checkDir(ctx, dir); err != nil {
+			return baton.Node{}, err
+		}
 		var got string
 		err = c.callThen(ctx, func() error {
 			var e error
@@ -89,6 +92,8 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 				return n, nil
 			}
 			return baton.Node{}, err
+		case errors.Is(err, gozk.ErrNoAuth), errors.Is(err, gozk.ErrInvalidACL):
+			return baton.Node{}, fmt.Errorf("zk: create in %s: %w", dir, err)
 		default:
 			return baton.Node{}, err
 		}

@@ -18,10 +18,30 @@
 // A session counts as lost as soon as no reply from the server has been
 // confirmed for its timeout minus a safety margin, which is before the
 // server can expire it and hand its locks to someone else.
+//
+// # Security
+//
+// By default the nodes baton creates are open to everyone (world:anyone),
+// as Curator's are: any client can delete a holder's node and so break its
+// lock. WithAuth and WithACL(CreatorACL...) make every node baton creates
+// (contenders, lock directories and the ancestors it makes) changeable and
+// deletable only by the identity that created it, and by the server's
+// super user; anyone may still read them. ZooKeeper checks the right to
+// delete a node on its parent, so it is the lock directory's ACL that
+// protects a holder: a session with WithACL checks that ACL once per
+// directory before creating a node in it, and refuses (ErrUnsafeACL) a
+// directory that would let another identity delete its nodes. One lock path
+// thus belongs to one identity: services that share a lock share its
+// credentials, or an administrator pre-creates the directory granting
+// them all. WithTLS connects to the servers' secure client port, with a
+// client certificate if the server asks for one. Names and paths are
+// checked before they are sent: no empty, "." or ".." element, no control
+// or reserved character, at most MaxPathLen bytes.
 package zk
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -40,6 +60,8 @@ type options struct {
 	ttl    time.Duration
 	chroot string
 	auth   []authInfo
+	acl    []gozk.ACL
+	tls    *tls.Config
 }
 
 type authInfo struct {
@@ -59,7 +81,9 @@ func WithChroot(prefix string) Option { return func(o *options) { o.chroot = pre
 // WithAuth adds credentials to the session, as zkCli's addauth does (e.g.
 // "digest", []byte("user:password")), so that it may use nodes whose ACLs
 // require them. They are sent again after every reconnection. The nodes
-// baton creates are open to all (world:anyone).
+// baton creates are open to all (world:anyone) unless WithACL says
+// otherwise: pair it with WithACL(CreatorACL...) so that no other identity
+// can break this one's locks.
 func WithAuth(scheme string, auth []byte) Option {
 	return func(o *options) { o.auth = append(o.auth, authInfo{scheme, append([]byte(nil), auth...)}) }
 }
@@ -86,7 +110,10 @@ type conn struct {
 	chroot string
 	ttl    time.Duration // granted by the server
 	id     int64
-	acl    []gozk.ACL
+	acl    []gozk.ACL // of every node we create
+
+	trust   trusted             // who an existing dir may let delete (WithACL)
+	checked map[string]struct{} // dirs whose ACL passed checkDir
 
 	done  chan struct{}
 	timer *time.Timer
@@ -119,6 +146,9 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	if o.ttl <= 0 {
 		return nil, fmt.Errorf("%w: %v", baton.ErrInvalidTTL, o.ttl)
 	}
+	if err := checkACLOptions(&o); err != nil {
+		return nil, err
+	}
 	if o.chroot != "" {
 		if err := checkPath(o.chroot); err != nil {
 			return nil, err
@@ -128,12 +158,17 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 		}
 	}
 	c := &conn{
-		w:       newWire(),
+		w:       newWire(o.tls, o.ttl),
 		chroot:  o.chroot,
 		acl:     gozk.WorldACL(gozk.PermAll),
+		trust:   newTrusted(&o),
+		checked: map[string]struct{}{},
 		done:    make(chan struct{}),
 		up:      make(chan struct{}),
 		started: make(chan struct{}),
+	}
+	if o.acl != nil {
+		c.acl = o.acl
 	}
 	zc, _, err := gozk.Connect(servers, o.ttl,
 		gozk.WithDialer(c.w.dial),
@@ -153,8 +188,14 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	}
 	select {
 	case <-c.started:
+	case err := <-c.w.fatal:
+		c.abort()
+		return nil, fmt.Errorf("zk: no session from %v: %w", servers, err)
 	case <-ctx.Done():
 		c.abort()
+		if last := c.w.lastError(); last != nil {
+			return nil, fmt.Errorf("zk: no session from %v: %w (last error: %w)", servers, ctx.Err(), last)
+		}
 		return nil, fmt.Errorf("zk: no session from %v: %w", servers, ctx.Err())
 	}
 	if err := c.Err(); err != nil {

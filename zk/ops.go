@@ -151,6 +151,14 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	if len(reqs) == 0 {
 		return nil
 	}
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		if err := c.checkDir(ctx, dir); err != nil {
+			return err
+		}
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		var res []gozk.MultiResponse
 		err := c.call(ctx, func() error {

@@ -1,9 +1,15 @@
 package zk
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,12 +52,23 @@ type wire struct {
 	zxids     map[string]int64 // created path → czxid, until taken
 	refuse    bool             // dial no more: the session is over
 	dropNext  bool             // test hook: drop the next successful create reply
+	lastErr   error            // the last dial or connection error, for Open's
+
+	tls       *tls.Config   // WithTLS, or nil
+	handshake time.Duration // bound of a TLS handshake
+	fatal     chan error    // a certificate the client will never accept
 
 	requests atomic.Int64
 	watches  atomic.Int64
 }
 
-func newWire() *wire { return &wire{zxids: map[string]int64{}} }
+// minHandshake is the least time a TLS handshake is given: go-zookeeper
+// dials with a one-second timeout, short for a JVM's first handshake.
+const minHandshake = 5 * time.Second
+
+func newWire(cfg *tls.Config, ttl time.Duration) *wire {
+	return &wire{zxids: map[string]int64{}, tls: cfg, handshake: max(ttl, minHandshake), fatal: make(chan error, 1)}
+}
 
 // dial is the zk.Dialer: it refuses once the session is over, so that
 // go-zookeeper never opens a new session behind our back.
@@ -64,11 +81,76 @@ func (w *wire) dial(network, addr string, timeout time.Duration) (net.Conn, erro
 	}
 	c, err := net.DialTimeout(network, addr, timeout)
 	if err != nil {
+		w.setLastError(err)
 		return nil, err
+	}
+	if w.tls != nil {
+		c, err = w.tlsHandshake(c, addr)
+		if err != nil {
+			w.setLastError(err)
+			return nil, err
+		}
 	}
 	wc := &tapConn{Conn: c, w: w}
 	wc.out.handshake, wc.in.handshake = true, true
 	return wc, nil
+}
+
+// tlsHandshake runs the TLS client handshake over c, bounded in time. A
+// certificate the client rejects is also reported on w.fatal: retrying
+// will not change it.
+func (w *wire) tlsHandshake(c net.Conn, addr string) (net.Conn, error) {
+	cfg := w.tls.Clone()
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		cfg.ServerName = host
+	}
+	tc := tls.Client(c, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), w.handshake)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = c.Close()
+		if errors.Is(err, io.EOF) || strings.Contains(err.Error(), "does not look like a TLS handshake") {
+			err = fmt.Errorf("zk: TLS handshake with %s (is it the server's secure client port?): %w", addr, err)
+		} else {
+			err = fmt.Errorf("zk: TLS handshake with %s: %w", addr, err)
+		}
+		if badCertificate(err) {
+			select {
+			case w.fatal <- err:
+			default:
+			}
+		}
+		return nil, err
+	}
+	return tc, nil
+}
+
+// badCertificate reports whether err is the client's rejection of the
+// server's certificate.
+func badCertificate(err error) bool {
+	var verr *tls.CertificateVerificationError
+	var unknown x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var host x509.HostnameError
+	return errors.As(err, &verr) || errors.As(err, &unknown) || errors.As(err, &invalid) || errors.As(err, &host)
+}
+
+// setLastError records a connection's failure for Open's error message.
+func (w *wire) setLastError(err error) {
+	w.mu.Lock()
+	w.lastErr = err
+	w.mu.Unlock()
+}
+
+// lastError is the last dial or connection error seen, or nil.
+func (w *wire) lastError() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastErr
 }
 
 // stop makes dial refuse from now on.
@@ -129,6 +211,17 @@ func (c *tapConn) Write(p []byte) (int, error) {
 
 func (c *tapConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		if errors.Is(err, io.EOF) {
+			msg := "zk: the server closed the connection"
+			if c.in.handshake && c.w.tls == nil {
+				msg += " before the session handshake (if it is a secure client port, use WithTLS)"
+			}
+			c.w.setLastError(errors.New(msg))
+		} else {
+			c.w.setLastError(err)
+		}
+	}
 	if n > 0 {
 		c.in.feed(p[:n], c.reply)
 		if c.killed.Load() {

@@ -33,10 +33,11 @@ const startTimeout = 60 * time.Second
 
 // Server is one running ZooKeeper server.
 type Server struct {
-	addr string
-	dir  string
-	cmd  *exec.Cmd
-	log  *os.File
+	addr   string
+	secure string // secure client port's address, with WithTLS
+	dir    string
+	cmd    *exec.Cmd
+	log    *os.File
 
 	ownDir bool // remove dir's parent on Stop (shared server)
 
@@ -47,10 +48,17 @@ type Server struct {
 // Start runs a fresh server for t and stops it on t.Cleanup. Without java
 // or the zookeeper jars it skips t, or fails it when the CI environment
 // variable is set.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	Require(t)
-	s, err := start(t.TempDir())
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.tls != nil {
+		RequireNetty(t)
+	}
+	s, err := start(t.TempDir(), cfg)
 	if err != nil {
 		t.Fatalf("zktest: %v", err)
 	}
@@ -76,7 +84,7 @@ func Shared(t testing.TB) *Server {
 			shared.err = err
 			return
 		}
-		shared.srv, shared.err = start(dir)
+		shared.srv, shared.err = start(dir, config{})
 		if shared.err != nil {
 			_ = os.RemoveAll(dir)
 		} else {
@@ -128,10 +136,10 @@ func Classpath() string {
 	return filepath.Join(JavaDir, "zookeeper.jar") + ":" + filepath.Join(JavaDir, "slf4j-simple.jar")
 }
 
-func start(dir string) (*Server, error) {
+func start(dir string, cfg config) (*Server, error) {
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := startOnce(dir, attempt)
+		s, err := startOnce(dir, attempt, cfg)
 		if err == nil {
 			return s, nil
 		}
@@ -140,7 +148,7 @@ func start(dir string) (*Server, error) {
 	return nil, last
 }
 
-func startOnce(dir string, attempt int) (*Server, error) {
+func startOnce(dir string, attempt int, c config) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -151,7 +159,7 @@ func startOnce(dir string, attempt int) (*Server, error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
-	cfg := strings.Join([]string{
+	lines := []string{
 		fmt.Sprintf("tickTime=%d", TickTime.Milliseconds()),
 		"dataDir=" + data,
 		fmt.Sprintf("clientPort=%d", port),
@@ -161,8 +169,22 @@ func startOnce(dir string, attempt int) (*Server, error) {
 		"admin.enableServer=false",
 		"maxClientCnxns=0",
 		"forceSync=no",
-		"",
-	}, "\n")
+	}
+	classpath := Classpath()
+	var secure string
+	if c.tls != nil {
+		sport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		secure = fmt.Sprintf("127.0.0.1:%d", sport)
+		if err := c.tls.writeKeyStore(); err != nil {
+			return nil, err
+		}
+		lines = append(lines, fmt.Sprintf("secureClientPort=%d", sport), "secureClientPortAddress=127.0.0.1")
+		classpath = NettyClasspath()
+	}
+	cfg := strings.Join(append(lines, ""), "\n")
 	cfgPath := filepath.Join(run, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
@@ -171,12 +193,14 @@ func startOnce(dir string, attempt int) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC",
+	args := []string{"-Xmx256m", "-XX:+UseSerialGC",
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dznode.container.checkIntervalMs=500", // empty containers go quickly
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-cp", Classpath(),
-		"org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+	}
+	args = append(args, c.jvmFlags()...)
+	args = append(args, "-cp", classpath, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+	cmd := exec.Command("java", args...)
 	cmd.Dir = run
 	cmd.Stdout = logf
 	cmd.Stderr = logf
@@ -185,7 +209,7 @@ func startOnce(dir string, attempt int) (*Server, error) {
 		logf.Close()
 		return nil, fmt.Errorf("start java: %w", err)
 	}
-	s := &Server{addr: addr, dir: run, cmd: cmd, log: logf, exited: make(chan struct{})}
+	s := &Server{addr: addr, secure: secure, dir: run, cmd: cmd, log: logf, exited: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		close(s.exited)
@@ -241,6 +265,10 @@ func freePort() (int, error) {
 
 // Addr is the client address, host:port on loopback.
 func (s *Server) Addr() string { return s.addr }
+
+// SecureAddr is the secure client port's address (TLS), host:port on
+// loopback, or "" when the server was started without WithTLS.
+func (s *Server) SecureAddr() string { return s.secure }
 
 // Servers is the client connection list (one server here).
 func (s *Server) Servers() []string { return []string{s.addr} }

@@ -1,0 +1,108 @@
+package zk
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/zktest"
+)
+
+// TestTLS runs the TLS tests on one server whose secure client port
+// requires client certificates from the test's CA.
+func TestTLS(t *testing.T) {
+	ca := zktest.NewCA(t, "baton test CA")
+	cert := ca.Server(t, "zookeeper")
+	srv := zktest.Start(t, zktest.WithSuperDigest(superPassword),
+		zktest.WithTLS(zktest.TLS{Cert: cert.CertFile, Key: cert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))
+	client := ca.Client(t, "alice")
+	good := &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{client.TLS}}
+
+	t.Run("Mutex", func(t *testing.T) {
+		ctx := ctxT(t)
+		path := testPath(t)
+		// TLS and digest ACLs together, two sessions contending.
+		s1 := openAt(t, srv.SecureAddr(), 0, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
+		s2 := openAt(t, srv.SecureAddr(), 0, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
+		m1, m2 := baton.NewMutex(s1, path), baton.NewMutex(s2, path)
+		l1, err := m1.Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			l2, err := m2.Lock(ctx)
+			if err == nil && l2.Token() <= l1.Token() {
+				err = errors.New("token did not increase")
+			}
+			got <- err
+		}()
+		waitKids(t, ctx, s1, path, 2)
+		if err := m1.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := within(t, got, 20*time.Second, "second holder over TLS"); err != nil {
+			t.Fatal(err)
+		}
+		if err := m2.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("WrongCA", func(t *testing.T) {
+		other := zktest.NewCA(t, "some other CA")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := Open(ctx, []string{srv.SecureAddr()}, WithTLS(&tls.Config{RootCAs: other.Pool, Certificates: []tls.Certificate{client.TLS}}))
+		t.Log(err)
+		var verr *tls.CertificateVerificationError
+		if !errors.As(err, &verr) {
+			t.Fatalf("Open trusting another CA: %v, want a certificate verification error", err)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("Open waited for its deadline (%v) instead of failing at once: %v", time.Since(start), err)
+		}
+	})
+
+	// Without a client certificate, and in plain TCP on the secure port,
+	// the server closes the connection: Open fails by its deadline, with
+	// the last connection error.
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"NoClientCert", []Option{WithTLS(&tls.Config{RootCAs: ca.Pool})}, "tls"},
+		{"PlainToSecurePort", nil, "use WithTLS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := Open(ctx, []string{srv.SecureAddr()}, tc.opts...)
+				done <- err
+			}()
+			err := within(t, done, 15*time.Second, "Open")
+			t.Log(err)
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Open: %v, want the deadline and %q", err, tc.want)
+			}
+		})
+	}
+
+	t.Run("TLSToPlainPort", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := Open(ctx, []string{srv.Addr()}, WithTLS(good))
+		t.Log(err)
+		if err == nil || !strings.Contains(err.Error(), "secure client port") {
+			t.Fatalf("TLS to the plain port: %v, want a TLS handshake error", err)
+		}
+	})
+}
