@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -180,26 +181,68 @@ const maxRearm = 3
 // It returns a nil watch when n is gone already.
 //
 // Servers before 3.6 turn "from now" into "from the revision I just read
-// plus one" before registering the watch; a write landing in between puts
+// plus one" before registering the watch; a write landing in between
+// (a writer holding the watch store's lock delays the registration) puts
 // the watch in the unsynced group, served every 100 ms. Their created
-// response carries the revision read, so a check that sees a later revision
-// may be on such a watch: on those servers we set it again, a few times.
+// response carries the revision read, so a check made after it that sees
+// the same revision proves the watch synced. Otherwise nothing tells a
+// synced watch from an unsynced one, so on those servers we open another
+// and keep them all, a few at most, taking whichever reports first: each is
+// unsynced only if it lost that race, and all of them rarely do.
 func (c *conn) armGone(ctx context.Context, n baton.Node) (*watch, error) {
+	var ws []*watch
 	for attempt := 0; ; attempt++ {
 		w, err := c.openWatch(ctx, n.Path)
 		if err != nil {
+			cancelAll(ws)
 			return nil, err
 		}
+		ws = append(ws, w)
 		gone, rev, err := c.goneSince(ctx, n, w.rev)
 		if err != nil || gone {
-			w.cancel()
+			cancelAll(ws)
 			return nil, err
 		}
 		if !c.oldWatch || rev == w.rev || attempt == maxRearm {
-			return w, nil
+			return merge(ws), nil
 		}
+	}
+}
+
+func cancelAll(ws []*watch) {
+	for _, w := range ws {
 		w.cancel()
 	}
+}
+
+// merge returns one watch delivering the responses of all of ws.
+func merge(ws []*watch) *watch {
+	if len(ws) == 1 {
+		return ws[0]
+	}
+	out := make(chan clientv3.WatchResponse)
+	stop := make(chan struct{})
+	var once sync.Once
+	for _, w := range ws {
+		go func() {
+			for wr := range w.ch {
+				select {
+				case out <- wr:
+				case <-stop:
+					return
+				}
+			}
+			// One of them ended: report the merged watch broken.
+			select {
+			case out <- clientv3.WatchResponse{Canceled: true, CancelReason: "one of the merged watches closed"}:
+			case <-stop:
+			}
+		}()
+	}
+	return &watch{rev: ws[0].rev, ch: out, cancel: func() {
+		once.Do(func() { close(stop) })
+		cancelAll(ws)
+	}}
 }
 
 // goneSince reports whether n is gone at a revision no earlier than rev,
@@ -212,8 +255,14 @@ func (c *conn) goneSince(ctx context.Context, n baton.Node, rev int64) (bool, in
 		}
 		return len(resp.Kvs) == 0, resp.Header.Revision, nil
 	}
-	if gone, at, known := c.goneAt(n, rev); known {
-		return gone, at, nil
+	// On old servers the revision must come from a read made after the
+	// watch was created (see armGone): a kept listing, even one at the
+	// watch's revision, says nothing about a write that landed between the
+	// server reading its revision and registering the watch.
+	if !c.oldWatch {
+		if gone, at, known := c.goneAt(n, rev); known {
+			return gone, at, nil
+		}
 	}
 	return c.checkGone(ctx, n, rev)
 }
