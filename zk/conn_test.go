@@ -417,7 +417,7 @@ func TestWaitChildrenAndExists(t *testing.T) {
 }
 
 func FuzzCheckPath(f *testing.F) {
-	for _, s := range []string{"/", "/a/b", "", "a", "/a/", "//", "/a/../b", "/\x00", "/\uf000"} {
+	for _, s := range []string{"/", "/a/b", "", "a", "/a/", "//", "/a/../b", "/\x00", "/\uf000", "/\ue000", "/\U0001F600", "/\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -431,8 +431,13 @@ func FuzzCheckPath(f *testing.F) {
 		if p == "/" {
 			return
 		}
-		if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.Contains(p, "//") {
+		if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.Contains(p, "//") || len(p) > MaxPathLen {
 			t.Fatalf("accepted %q", p)
+		}
+		for _, r := range p {
+			if r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0xd800 && r <= 0xf8ff || r >= 0xfff0 {
+				t.Fatalf("accepted %q with %U", p, r)
+			}
 		}
 		for _, e := range strings.Split(p[1:], "/") {
 			if e == "." || e == ".." {

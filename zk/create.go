@@ -50,6 +50,9 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 		name = kind
 	}
 	path := c.abs(baton.Join(dir, name))
+	if err := c.checkCreate(path, data, f); err != nil {
+		return baton.Node{}, err
+	}
 	flags := createFlags(f)
 	var err error
 	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
@@ -99,6 +102,19 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 		}
 	}
 	return baton.Node{}, fmt.Errorf("zk: create in %s: gave up after %d attempts: %w", dir, maxCreateAttempts, err)
+}
+
+// checkCreate refuses a create whose node path (server path, before any
+// sequence suffix) or request would exceed ZooKeeper's limits.
+func (c *conn) checkCreate(path string, data []byte, f baton.Flags) error {
+	n := len(path)
+	if f&baton.Sequential != 0 {
+		n += seqWidth + 1
+	}
+	if n > MaxPathLen+len(c.chroot) {
+		return fmt.Errorf("%w: the node created in %s would have a path of %d bytes, over %d", baton.ErrInvalidName, short(c.rel(parent(path))), n-len(c.chroot), MaxPathLen)
+	}
+	return checkSize("create in "+short(c.rel(parent(path))), n+len(data)+aclLen(c.acl)+requestOverhead)
 }
 
 func createFlags(f baton.Flags) int32 {

@@ -151,6 +151,25 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	if len(reqs) == 0 {
 		return nil
 	}
+	size := requestOverhead
+	for _, r := range reqs {
+		switch r := r.(type) {
+		case *gozk.CreateRequest:
+			if err := c.checkCreate(r.Path, r.Data, baton.Sequential); err != nil {
+				return err
+			}
+			size += len(r.Path) + len(r.Data) + aclLen(r.Acl) + requestOverhead
+		case *gozk.SetDataRequest:
+			size += len(r.Path) + len(r.Data) + requestOverhead
+		case *gozk.DeleteRequest:
+			size += len(r.Path) + requestOverhead
+		case *gozk.CheckVersionRequest:
+			size += len(r.Path) + requestOverhead
+		}
+	}
+	if err := checkSize(fmt.Sprintf("a transaction of %d operations", len(reqs)), size); err != nil {
+		return err
+	}
 	for _, dir := range dirs {
 		if dir == "" {
 			continue
