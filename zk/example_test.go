@@ -2,8 +2,11 @@ package zk_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -42,4 +45,38 @@ func ExampleOpen() {
 func nightlyReport(ctx context.Context, token int64) error {
 	fmt.Println("writing with fencing token", token)
 	return ctx.Err()
+}
+
+// Hold a lock no other identity can break: the session authenticates with
+// a digest identity, and every node baton creates is changeable and
+// deletable only by that identity (and the server's super user), over TLS
+// to the servers' secure client port. (Compiled, not run: it needs a
+// server.)
+func ExampleWithACL() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ca, err := os.ReadFile("/etc/zookeeper/ca.pem")
+	if err != nil {
+		log.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	s, err := zk.Open(ctx, []string{"zk1:2281", "zk2:2281", "zk3:2281"},
+		zk.WithTLS(&tls.Config{RootCAs: roots}),
+		zk.WithAuth("digest", []byte("billing:"+os.Getenv("ZK_PASSWORD"))),
+		zk.WithACL(zk.CreatorACL...))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close(context.Background())
+
+	m := baton.NewMutex(s, "/billing/locks/nightly-report")
+	lease, err := m.Lock(ctx) // fails with zk.ErrUnsafeACL if the lock's directory is open to others
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Unlock(context.Background())
+	if err := nightlyReport(ctx, lease.Token()); err != nil {
+		log.Fatal(err)
+	}
 }
