@@ -182,6 +182,11 @@ func retryable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
+	// Refused credentials or permissions stay refused (the client's
+	// translated errors have no gRPC code: they would count as Unknown).
+	if IsAuthError(err) {
+		return false
+	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.Unknown:
 		return true

@@ -167,6 +167,11 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < dial {
 			dial = max(time.Until(d), time.Millisecond)
 		}
+		if o.tls != nil {
+			if err := probeTLS(ctx, endpoints, o.tls); err != nil {
+				return nil, err
+			}
+		}
 		var err error
 		cli, err = clientv3.New(clientv3.Config{
 			Endpoints:            endpoints,

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -31,12 +32,30 @@ type Config struct {
 	// free loopback port.
 	PeerAddr string
 	// Fast shortens the raft heartbeat and election timeouts (10 ms and
-	// 100 ms) so the server is ready in tens of milliseconds. For tests;
-	// it also lowers the minimum lease TTL the server grants.
+	// 100 ms) so the server is ready in tens of milliseconds, and hashes
+	// passwords with bcrypt's lowest cost. For tests; it also lowers the
+	// minimum lease TTL the server grants.
 	Fast bool
 	// Logger receives the server's logs; nil discards them.
 	Logger *zap.Logger
+
+	// CertFile and KeyFile, PEM files of the server's certificate and
+	// key, make the server serve clients over TLS only (https).
+	CertFile, KeyFile string
+	// ClientCAFile, with CertFile and KeyFile, makes the server require
+	// client certificates signed by one of the CAs in this PEM file. With
+	// authentication on, etcd then also takes a certificate's common name
+	// as the user name of a request that carries no password token.
+	ClientCAFile string
+	// RootPassword, if not empty, turns on etcd authentication with the
+	// user root (role root) and this password. A server started again on
+	// the same DataDir must be given the same password; a DataDir whose
+	// server had authentication on keeps it on, whatever this says.
+	RootPassword string
 }
+
+// TLS reports whether the server serves clients over TLS.
+func (c Config) TLS() bool { return c.CertFile != "" || c.KeyFile != "" }
 
 // Server is a running embedded etcd.
 type Server struct {
@@ -57,6 +76,12 @@ const readyTimeout = 30 * time.Second
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("embedded: DataDir is required")
+	}
+	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
+		return nil, errors.New("embedded: TLS needs both CertFile and KeyFile")
+	}
+	if cfg.ClientCAFile != "" && !cfg.TLS() {
+		return nil, errors.New("embedded: ClientCAFile needs CertFile and KeyFile")
 	}
 	if cfg.ClientAddr == "" {
 		cfg.ClientAddr = "127.0.0.1:0"
@@ -101,17 +126,26 @@ func (s *Server) start(ctx context.Context) error {
 	ec := embed.NewConfig()
 	ec.Name = "baton"
 	ec.Dir = s.cfg.DataDir
-	cu := url.URL{Scheme: "http", Host: s.client}
+	cu := url.URL{Scheme: s.scheme(), Host: s.client}
 	pu := url.URL{Scheme: "http", Host: s.peer}
 	ec.ListenClientUrls = []url.URL{cu}
 	ec.AdvertiseClientUrls = []url.URL{cu}
 	ec.ListenPeerUrls = []url.URL{pu}
 	ec.AdvertisePeerUrls = []url.URL{pu}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	if s.cfg.TLS() {
+		ec.ClientTLSInfo = transport.TLSInfo{
+			CertFile:       s.cfg.CertFile,
+			KeyFile:        s.cfg.KeyFile,
+			TrustedCAFile:  s.cfg.ClientCAFile,
+			ClientCertAuth: s.cfg.ClientCAFile != "",
+		}
+	}
 	if s.cfg.Fast {
 		ec.TickMs = 10
 		ec.ElectionMs = 100
 		ec.UnsafeNoFsync = true
+		ec.BcryptCost = 4 // bcrypt's minimum: password checks in microseconds
 	}
 	// etcd's Close waits up to its request timeout (5 s) for open streams
 	// (watches) to end by themselves. Every stream's context is tied to
@@ -144,6 +178,11 @@ func (s *Server) start(ctx context.Context) error {
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}
+	if s.cfg.RootPassword != "" {
+		if err := enableAuth(ctx, e, s.cfg.RootPassword); err != nil {
+			return fail(err)
+		}
+	}
 	s.client = e.Clients[0].Addr().String()
 	s.mu.Lock()
 	s.etcd, s.killAll = e, killAll
@@ -151,8 +190,16 @@ func (s *Server) start(ctx context.Context) error {
 	return nil
 }
 
-// Endpoints are the client URLs to dial.
-func (s *Server) Endpoints() []string { return []string{"http://" + s.client} }
+// Endpoints are the client URLs to dial: https:// when the server serves
+// TLS.
+func (s *Server) Endpoints() []string { return []string{s.scheme() + "://" + s.client} }
+
+func (s *Server) scheme() string {
+	if s.cfg.TLS() {
+		return "https"
+	}
+	return "http"
+}
 
 // Addr is the client host:port.
 func (s *Server) Addr() string { return s.client }

@@ -23,6 +23,7 @@ import (
 // Server is a running test etcd.
 type Server struct {
 	bin, dataDir string
+	opts         Options
 
 	mu   sync.Mutex
 	addr string
@@ -62,10 +63,21 @@ func binary() (string, error) {
 
 func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
 
+// Options configure a test server's security (see embedded.Config): TLS
+// with a server certificate, client certificates signed by ClientCAFile,
+// authentication with user root and RootPassword.
+type Options struct {
+	CertFile, KeyFile, ClientCAFile string
+	RootPassword                    string
+}
+
 // Start runs a fresh server and stops it when the test ends.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return StartWith(t, Options{}) }
+
+// StartWith runs a fresh server with o and stops it when the test ends.
+func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
-	s, err := New(t.TempDir())
+	s, err := NewWith(t.TempDir(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,19 +86,25 @@ func Start(t testing.TB) *Server {
 }
 
 // New runs a server on dataDir; the caller stops it.
-func New(dataDir string) (*Server, error) {
+func New(dataDir string) (*Server, error) { return NewWith(dataDir, Options{}) }
+
+// NewWith runs a server with o on dataDir; the caller stops it.
+func NewWith(dataDir string, o Options) (*Server, error) {
 	bin, err := binary()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, dataDir: dataDir}
+	s := &Server{bin: bin, dataDir: dataDir, opts: o}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	return s, s.start(ctx, "127.0.0.1:0")
 }
 
 func (s *Server) start(ctx context.Context, listen string) error {
-	cmd := exec.Command(s.bin, "-data-dir", s.dataDir, "-listen", listen)
+	cmd := exec.Command(s.bin, "-data-dir", s.dataDir, "-listen", listen,
+		"-cert", s.opts.CertFile, "-key", s.opts.KeyFile, "-client-ca", s.opts.ClientCAFile)
+	// The password goes through the environment, not the command line.
+	cmd.Env = append(os.Environ(), "ETCDSERVER_ROOT_PASSWORD="+s.opts.RootPassword)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
@@ -132,8 +150,13 @@ func (s *Server) Addr() string {
 	return s.addr
 }
 
-// Endpoints is the client URL list.
-func (s *Server) Endpoints() []string { return []string{"http://" + s.Addr()} }
+// Endpoints is the client URL list (https:// with TLS).
+func (s *Server) Endpoints() []string {
+	if s.opts.CertFile != "" {
+		return []string{"https://" + s.Addr()}
+	}
+	return []string{"http://" + s.Addr()}
+}
 
 // Stop kills the server (SIGKILL: no goodbye to clients) and waits for
 // it. It is idempotent.

@@ -2,6 +2,8 @@
 // a process of its own, for tests: a test binary built with -race would
 // otherwise run the whole etcd server under the race detector. It prints
 // "READY <host:port>" once it serves clients and stops on SIGTERM/SIGINT.
+// -cert, -key and -client-ca turn on TLS (and client certificates);
+// $ETCDSERVER_ROOT_PASSWORD, if set, turns on authentication as root.
 package main
 
 import (
@@ -19,9 +21,13 @@ import (
 func main() {
 	dataDir := flag.String("data-dir", "", "data directory")
 	listen := flag.String("listen", "127.0.0.1:0", "client address")
+	cert := flag.String("cert", "", "server certificate PEM file (TLS)")
+	key := flag.String("key", "", "server key PEM file")
+	clientCA := flag.String("client-ca", "", "CA PEM file for client certificates")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	srv, err := embedded.Start(ctx, embedded.Config{DataDir: *dataDir, ClientAddr: *listen, Fast: true})
+	srv, err := embedded.Start(ctx, embedded.Config{DataDir: *dataDir, ClientAddr: *listen, Fast: true,
+		CertFile: *cert, KeyFile: *key, ClientCAFile: *clientCA, RootPassword: os.Getenv("ETCDSERVER_ROOT_PASSWORD")})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "etcdserver:", err)

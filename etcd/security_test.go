@@ -1,0 +1,211 @@
+package etcd
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/testca"
+)
+
+const rootPW = "r00t-Pa55word"
+
+// authSrv starts an etcd with authentication on (user root, rootPW).
+func authSrv(t *testing.T) *etcdtest.Server {
+	t.Helper()
+	return etcdtest.StartWith(t, etcdtest.Options{RootPassword: rootPW})
+}
+
+// noSecret fails the test if err's message shows any of the secrets.
+func noSecret(t *testing.T, err error, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if err != nil && strings.Contains(err.Error(), s) {
+			t.Errorf("error shows a secret: %v", err)
+		}
+	}
+}
+
+// lockRound takes and releases a lock on s.
+func lockRound(t *testing.T, s *baton.Session, name string) {
+	t.Helper()
+	m := baton.NewMutex(s, name)
+	if _, err := m.Lock(testCtx(t)); err != nil {
+		t.Fatalf("lock %s: %v", name, err)
+	}
+	if err := m.Unlock(testCtx(t)); err != nil {
+		t.Fatalf("unlock %s: %v", name, err)
+	}
+}
+
+// TestAuth: on a server with authentication, the right password opens a
+// session that locks; a wrong password or none fails at once with an
+// error that says so and never shows a password.
+func TestAuth(t *testing.T) {
+	srv := authSrv(t)
+	s := openT(t, srv.Endpoints(), WithTTL(2*time.Second), WithAuth("root", rootPW))
+	lockRound(t, s, "/auth/ok")
+
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want error
+	}{
+		{"wrong password", []Option{WithAuth("root", "not-the-Pa55word")}, rpctypes.ErrAuthFailed},
+		{"unknown user", []Option{WithAuth("nobody", "not-the-Pa55word")}, rpctypes.ErrAuthFailed},
+		{"no credentials", nil, ErrAuthRequired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			began := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			s, err := Open(ctx, srv.Endpoints(), append(tc.opts, WithTTL(2*time.Second))...)
+			if err == nil {
+				_ = s.Close(ctx)
+				t.Fatal("opened")
+			}
+			if !errors.Is(err, tc.want) || !IsAuthError(err) {
+				t.Errorf("error %v: want %v and IsAuthError", err, tc.want)
+			}
+			noSecret(t, err, rootPW, "not-the-Pa55word")
+			// Promptly: not after some dial timeout.
+			if d := time.Since(began); d > 3*time.Second {
+				t.Errorf("failed after %v", d)
+			}
+			t.Logf("%v (after %v)", err, time.Since(began).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestAuthStrangerCannotBreakLock: a user whose role covers another key
+// prefix can neither delete the holder's key, nor revoke its lease, nor
+// contend: the holder keeps the lock (etcd's form of "a stranger cannot
+// break a lock").
+func TestAuthStrangerCannotBreakLock(t *testing.T) {
+	srv := authSrv(t)
+	ctx := testCtx(t)
+	root, err := clientv3.New(clientv3.Config{Endpoints: srv.Endpoints(), DialTimeout: 5 * time.Second,
+		Username: "root", Password: rootPW, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, u := range []struct{ user, prefix string }{{"alice", "/locks/"}, {"mallory", "/mallory/"}} {
+		steps := []func() error{
+			func() error { _, err := root.RoleAdd(ctx, u.user); return err },
+			func() error {
+				_, err := root.RoleGrantPermission(ctx, u.user, u.prefix, clientv3.GetPrefixRangeEnd(u.prefix), clientv3.PermissionType(clientv3.PermReadWrite))
+				return err
+			},
+			func() error { _, err := root.UserAdd(ctx, u.user, u.user+"-pw"); return err },
+			func() error { _, err := root.UserGrantRole(ctx, u.user, u.user); return err },
+		}
+		for _, f := range steps {
+			if err := f(); err != nil {
+				t.Fatalf("set up %s: %v", u.user, err)
+			}
+		}
+	}
+	alice := openT(t, srv.Endpoints(), WithTTL(5*time.Second), WithAuth("alice", "alice-pw"))
+	m := baton.NewMutex(alice, "/locks/build")
+	lease, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := root.Get(ctx, "/locks/build/", clientv3.WithPrefix())
+	if err != nil || len(held.Kvs) != 1 {
+		t.Fatalf("holder's key: %v %v", held, err)
+	}
+	key := string(held.Kvs[0].Key)
+
+	mallory := openT(t, srv.Endpoints(), WithTTL(5*time.Second), WithAuth("mallory", "mallory-pw"))
+	mcli := mallory.Conn().(*conn).cli
+	if _, err := mcli.Delete(ctx, key); !errors.Is(err, rpctypes.ErrPermissionDenied) {
+		t.Errorf("stranger deletes the holder's key: %v, want %v", err, rpctypes.ErrPermissionDenied)
+	}
+	if _, err := mcli.Delete(ctx, "/locks/", clientv3.WithPrefix()); !errors.Is(err, rpctypes.ErrPermissionDenied) {
+		t.Errorf("stranger deletes the lock dir: %v, want %v", err, rpctypes.ErrPermissionDenied)
+	}
+	if _, err := mcli.Revoke(ctx, alice.Conn().(*conn).lease); !errors.Is(err, rpctypes.ErrPermissionDenied) {
+		t.Errorf("stranger revokes the holder's lease: %v, want %v", err, rpctypes.ErrPermissionDenied)
+	}
+	// Contending fails at once with a permission error, not a wait.
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := baton.NewMutex(mallory, "/locks/build").Lock(lctx); err == nil || !IsAuthError(err) || lctx.Err() != nil {
+		t.Errorf("stranger contends: %v, want a permission error", err)
+	} else {
+		t.Logf("stranger contends: %v", err)
+	}
+	// Mallory's own prefix works.
+	lockRound(t, mallory, "/mallory/own")
+
+	// The holder still holds.
+	select {
+	case <-lease.Done():
+		t.Fatalf("holder lost the lock: %v", lease.Err())
+	default:
+	}
+	if r, err := root.Get(ctx, key); err != nil || len(r.Kvs) != 1 || r.Kvs[0].CreateRevision != lease.Token() {
+		t.Fatalf("holder's key after the attempts: %v %v", r, err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTLSClientCerts: a server requiring client certificates serves a
+// client with a certificate of its CA; a client with a certificate of
+// another CA, or with none, or that does not trust the server's CA, fails
+// within its deadline.
+func TestTLSClientCerts(t *testing.T) {
+	ca, other := testca.New(t, "etcd"), testca.New(t, "stranger")
+	srvCert, good, bad := ca.Issue(t, "server"), ca.Issue(t, "client"), other.Issue(t, "client")
+	srv := etcdtest.StartWith(t, etcdtest.Options{CertFile: srvCert.CertFile, KeyFile: srvCert.KeyFile, ClientCAFile: ca.CertFile})
+	s := openT(t, srv.Endpoints(), WithTTL(2*time.Second), WithTLS(ca.ClientConfig(t, &good)))
+	lockRound(t, s, "/tls/ok")
+	// host:port without a scheme takes TLS too; http:// is refused.
+	s2 := openT(t, []string{srv.Addr()}, WithTTL(2*time.Second), WithTLS(ca.ClientConfig(t, &good)))
+	lockRound(t, s2, "/tls/bare")
+	if _, err := Open(testCtx(t), []string{"http://" + srv.Addr()}, WithTLS(ca.ClientConfig(t, &good))); err == nil || !strings.Contains(err.Error(), "https://") {
+		t.Errorf("http:// endpoint with TLS: %v", err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		cfg  *tls.Config
+		want string
+	}{
+		{"cert of another CA", ca.ClientConfig(t, &bad), "refused the TLS connection"},
+		{"no cert", ca.ClientConfig(t, nil), "refused the TLS connection"},
+		{"server not trusted", other.ClientConfig(t, &bad), "does not trust"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			began := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			s, err := Open(ctx, srv.Endpoints(), WithTTL(2*time.Second), WithTLS(tc.cfg))
+			if err == nil {
+				_ = s.Close(ctx)
+				t.Fatal("opened")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v does not say %q", err, tc.want)
+			}
+			// Promptly: not after the deadline.
+			if d := time.Since(began); d > 5*time.Second {
+				t.Errorf("failed after %v", d)
+			}
+			t.Logf("%v (after %v)", err, time.Since(began).Round(time.Millisecond))
+		})
+	}
+}
