@@ -168,7 +168,7 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 		started: make(chan struct{}),
 	}
 	if o.acl != nil {
-		c.acl = o.acl
+		c.acl = expandAuth(o.acl, o.auth)
 	}
 	zc, _, err := gozk.Connect(servers, o.ttl,
 		gozk.WithDialer(c.w.dial),

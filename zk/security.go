@@ -18,6 +18,12 @@ import (
 // observers such as `baton status` still read it. Use it as
 // WithACL(CreatorACL...) together with WithAuth.
 //
+// Baton sends the "auth" entry as one digest entry per digest credential
+// of the session. ZooKeeper itself would grant every identity the session
+// has, including the subject of a TLS client certificate (x509), so that
+// all clients sharing a certificate would own each other's nodes. Only a
+// session without digest credentials sends "auth" as is.
+//
 // ZooKeeper checks the delete permission on the parent: what keeps a
 // stranger from deleting a contender node is the ACL of the lock's
 // directory, which baton also creates with this ACL. Other identities
@@ -67,6 +73,32 @@ func WithACL(acl ...gozk.ACL) Option {
 // once with that error.
 func WithTLS(cfg *tls.Config) Option {
 	return func(o *options) { o.tls = cfg }
+}
+
+// expandAuth replaces the "auth" entries of acl with digest entries for
+// the session's digest credentials, if it has any (see CreatorACL).
+func expandAuth(acl []gozk.ACL, auth []authInfo) []gozk.ACL {
+	var ids []string
+	for _, a := range auth {
+		if a.scheme == "digest" {
+			user, pass, _ := strings.Cut(string(a.auth), ":")
+			ids = append(ids, gozk.DigestACL(0, user, pass)[0].ID)
+		}
+	}
+	if len(ids) == 0 {
+		return acl
+	}
+	var out []gozk.ACL
+	for _, e := range acl {
+		if e.Scheme != "auth" {
+			out = append(out, e)
+			continue
+		}
+		for _, id := range ids {
+			out = append(out, gozk.ACL{Perms: e.Perms, Scheme: "digest", ID: id})
+		}
+	}
+	return out
 }
 
 // dangerous are the permissions that let an identity break a lock held in

@@ -2,6 +2,7 @@ package zk
 
 import (
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,16 @@ func openAs(t testing.TB, addr, user string, opts ...Option) *baton.Session {
 // "user:password" digests (none: anonymous): the stranger of these tests.
 func rawConn(t testing.TB, addr string, digests ...string) *gozk.Conn {
 	t.Helper()
-	zc, events, err := gozk.Connect([]string{addr}, 10*time.Second, gozk.WithLogger(nopLogger{}), gozk.WithLogInfo(false))
+	return rawConnWith(t, addr, nil, digests...)
+}
+
+// rawConnWith is rawConn with a dialer (nil: plain TCP).
+func rawConnWith(t testing.TB, addr string, dial gozk.Dialer, digests ...string) *gozk.Conn {
+	t.Helper()
+	if dial == nil {
+		dial = net.DialTimeout
+	}
+	zc, events, err := gozk.Connect([]string{addr}, 10*time.Second, gozk.WithLogger(nopLogger{}), gozk.WithLogInfo(false), gozk.WithDialer(dial))
 	if err != nil {
 		t.Fatal(err)
 	}

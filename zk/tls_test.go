@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/zktest"
+	gozk "github.com/go-zookeeper/zk"
 )
 
 // TestTLS runs the TLS tests on one server whose secure client port
@@ -50,6 +52,38 @@ func TestTLS(t *testing.T) {
 		}
 		if err := m2.Unlock(ctx); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	// A client certificate is an identity too (x509:CN=alice), but
+	// CreatorACL grants only the digest: another user presenting the same
+	// certificate cannot break the lock.
+	t.Run("SharedCertificate", func(t *testing.T) {
+		ctx := ctxT(t)
+		path := testPath(t)
+		s := openAt(t, srv.SecureAddr(), 0, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
+		if _, err := baton.NewMutex(s, path).Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		node := kidsOf(t, ctx, s, path)[0].Path
+		dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+			d := &net.Dialer{Timeout: timeout}
+			cfg := good.Clone()
+			cfg.ServerName = "127.0.0.1"
+			return tls.DialWithDialer(d, network, addr, cfg)
+		}
+		zc := rawConnWith(t, srv.SecureAddr(), dial, "mallory:pw")
+		if err := zc.Delete(node, -1); !errors.Is(err, gozk.ErrNoAuth) {
+			t.Fatalf("delete by another user with the same certificate: %v, want ErrNoAuth", err)
+		}
+		acl, _, err := rawConn(t, srv.Addr(), zktest.SuperUser+":"+superPassword).GetACL(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range acl {
+			if e.Scheme == "x509" {
+				t.Fatalf("ACL of %s grants the certificate: %v", node, acl)
+			}
 		}
 	})
 
