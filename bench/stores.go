@@ -156,9 +156,23 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 		}
 		return bench.Config{Workload: "uncontended", Duration: p.sweepDur}
 	}, cycleP50, "cycle p50 µs")
+	// On etcd the contended rounds also run two floors: the relay (one
+	// write and one watch event per hand-off, the least any lock there can
+	// cost) and the layout floor (concurrency's layout, two writes per
+	// cycle, with the line kept in process).
+	contenders := impls
+	if u.Scheme == store.Etcd {
+		var urls []string
+		for _, h := range u.Hosts {
+			urls = append(urls, "http://"+h)
+		}
+		relay := bench.Target{Impl: "relay floor", Store: st, Factory: &bench.EtcdRelay{Endpoints: urls}}
+		layout := bench.Target{Impl: "layout floor", Store: st, Factory: &bench.EtcdLayoutFloor{Endpoints: urls}}
+		contenders = append([]bench.Target{relay, layout}, impls...)
+	}
 	for _, n := range p.sweep {
 		if n == 8 {
-			rounds(impls, func(bench.Target) bench.Config { return bench.Config{Workload: "contended", Clients: 8} },
+			rounds(contenders, func(bench.Target) bench.Config { return bench.Config{Workload: "contended", Clients: 8} },
 				func(r bench.Result) float64 { return r.AcqPerS }, "acq/s")
 			continue
 		}

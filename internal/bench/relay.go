@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// EtcdRelay is the contended floor on etcd: what one hand-off costs the
+// store at the least, one write by the releaser and one watch event to
+// the next holder. The line of waiters is kept in this process, so the
+// relay does no listing, no re-check and no queuing write of its own; a
+// real lock (baton's or etcd's) on the same server cannot hand off faster.
+// It is a measuring stick for the contended workload, not a lock: its
+// lockers must all live in one process.
+type EtcdRelay struct {
+	Endpoints []string
+
+	mu     sync.Mutex
+	relays map[string]*relay
+}
+
+// relay is the in-process line of one lock name.
+type relay struct {
+	mu    sync.Mutex
+	held  bool
+	line  []*relayLocker
+	batch int64
+}
+
+// Open connects one client.
+func (f *EtcdRelay) Open(ctx context.Context) (Client, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: f.Endpoints, DialTimeout: 5 * time.Second, Context: context.Background(), Logger: nopLogger()})
+	if err != nil {
+		return nil, err
+	}
+	return &relayClient{f: f, cli: cli}, nil
+}
+
+func (f *EtcdRelay) relay(name string) *relay {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.relays == nil {
+		f.relays = map[string]*relay{}
+	}
+	r, ok := f.relays[name]
+	if !ok {
+		r = &relay{}
+		f.relays[name] = r
+	}
+	return r
+}
+
+type relayClient struct {
+	f   *EtcdRelay
+	cli *clientv3.Client
+	mu  sync.Mutex
+	n   int
+}
+
+func (c *relayClient) Locker(name string) Locker {
+	c.mu.Lock()
+	c.n++
+	key := fmt.Sprintf("%s/relay/%p-%d", name, c, c.n)
+	c.mu.Unlock()
+	return &relayLocker{c: c, r: c.f.relay(name), key: key}
+}
+
+func (c *relayClient) Close(context.Context) error { return c.cli.Close() }
+
+
+// relayLocker watches its own key; a releaser hands the lock over by
+// writing the next locker's key.
+type relayLocker struct {
+	c   *relayClient
+	r   *relay
+	key string
+
+	watch clientv3.WatchChan // ends with the client
+	want  string             // the value that hands us the lock
+}
+
+// arm opens this locker's watch once, from now, and waits until the server
+// has created it.
+func (l *relayLocker) arm(ctx context.Context) error {
+	if l.watch != nil {
+		return nil
+	}
+	w := l.c.cli.Watch(clientv3.WithRequireLeader(context.Background()), l.key, clientv3.WithCreatedNotify())
+	select {
+	case wr, ok := <-w:
+		if !ok || !wr.Created {
+			return errors.New("relay: watch not created")
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	l.watch = w
+	return nil
+}
+
+// Lock takes the lock at once if nobody holds it (one write, as an
+// uncontended lock must make), else joins the line and waits for its key
+// to be written.
+func (l *relayLocker) Lock(ctx context.Context) error {
+	if err := l.arm(ctx); err != nil {
+		return err
+	}
+	l.r.mu.Lock()
+	if !l.r.held {
+		l.r.held = true
+		l.r.mu.Unlock()
+		_, err := l.c.cli.Put(ctx, l.key, "self")
+		return err
+	}
+	l.r.batch++
+	l.want = fmt.Sprint(l.r.batch)
+	l.r.line = append(l.r.line, l)
+	l.r.mu.Unlock()
+	for {
+		select {
+		case wr, ok := <-l.watch:
+			if !ok || wr.Err() != nil {
+				return errors.New("relay: watch ended")
+			}
+			for _, ev := range wr.Events {
+				if string(ev.Kv.Value) == l.want {
+					return nil
+				}
+			}
+		case <-ctx.Done():
+			// Leave the line; if we were handed the lock already, pass it on.
+			l.r.mu.Lock()
+			for i, w := range l.r.line {
+				if w == l {
+					l.r.line = append(l.r.line[:i:i], l.r.line[i+1:]...)
+					l.r.mu.Unlock()
+					return ctx.Err()
+				}
+			}
+			l.r.mu.Unlock()
+			uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = l.Unlock(uctx)
+			return ctx.Err()
+		}
+	}
+}
+
+// Unlock hands the lock to the first in line with one write to its key,
+// or frees it.
+func (l *relayLocker) Unlock(ctx context.Context) error {
+	l.r.mu.Lock()
+	if len(l.r.line) == 0 {
+		l.r.held = false
+		l.r.mu.Unlock()
+		return nil
+	}
+	next := l.r.line[0]
+	l.r.line = l.r.line[1:]
+	want := next.want
+	l.r.mu.Unlock()
+	_, err := l.c.cli.Put(ctx, next.key, want)
+	return err
+}
