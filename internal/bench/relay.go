@@ -72,7 +72,6 @@ func (c *relayClient) Locker(name string) Locker {
 
 func (c *relayClient) Close(context.Context) error { return c.cli.Close() }
 
-
 // relayLocker watches its own key; a releaser hands the lock over by
 // writing the next locker's key.
 type relayLocker struct {
