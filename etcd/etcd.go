@@ -195,7 +195,9 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		}
 		return nil, err
 	}
-	if own && o.user == "" {
+	// A client certificate may be the credentials: etcd takes its common
+	// name as the user name of requests without a password.
+	if own && o.user == "" && (o.tls == nil || len(o.tls.Certificates) == 0 && o.tls.GetClientCertificate == nil) {
 		if err := checkAuth(ctx, cli); err != nil {
 			return fail(err)
 		}
@@ -320,6 +322,9 @@ func (c *conn) fail(ctx context.Context, op string, err error) error {
 	}
 	if serr := c.Err(); serr != nil {
 		return serr
+	}
+	if IsAuthError(err) {
+		return fmt.Errorf("etcd: %s: not allowed (check the credentials and the user's roles): %w", op, err)
 	}
 	return fmt.Errorf("etcd: %s: %w", op, err)
 }

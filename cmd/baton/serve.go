@@ -3,17 +3,29 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/batonhq/baton/etcd/embedded"
 )
 
-// serve is `baton serve [--data-dir DIR] [--listen 127.0.0.1:2379]`: a
-// single-node etcd in this process, the store baton uses by default.
+// serveSynopsis is serve's usage line.
+const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth]"
+
+// serve is `baton serve`: a single-node etcd in this process, the store
+// baton uses by default; with --tls-cert and --tls-key it serves TLS only
+// (etcds://), with --tls-client-ca it requires client certificates, and
+// with --auth it turns on etcd authentication as user root with the
+// password in $BATON_AUTH_PASSWORD (never a flag, never printed).
 func (m *Main) serve(ctx context.Context, args []string) error {
-	fs := m.newFlags("serve", "serve [--data-dir DIR] [--listen 127.0.0.1:2379]", nil, false)
+	fs := m.newFlags("serve", serveSynopsis, nil, false)
 	dir := fs.String("data-dir", "default.etcd", "where the server keeps its data")
 	listen := fs.String("listen", "127.0.0.1:2379", "client `host:port` (port 0 picks a free one)")
+	cert := fs.String("tls-cert", "", "server certificate PEM `FILE`: serve clients over TLS only (etcds://)")
+	key := fs.String("tls-key", "", "PEM `FILE` of the server certificate's key")
+	clientCA := fs.String("tls-client-ca", "", "require client certificates signed by a CA in this PEM `FILE`")
+	auth := fs.Bool("auth", false, "turn on etcd authentication: user root, password from $BATON_AUTH_PASSWORD")
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -21,24 +33,97 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if len(pos) > 0 || argv != nil {
 		return usageErr("serve: unexpected arguments")
 	}
+	cfg, err := m.serveConfig(*cert, *key, *clientCA, *auth)
+	if err != nil {
+		return err
+	}
 	sigs := catchSignals()
 	defer sigs.stop()
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
 		return err
 	}
+	cfg.DataDir, cfg.ClientAddr = abs, *listen
 	srv, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*embedded.Server, error) {
-		return embedded.Start(ctx, embedded.Config{DataDir: abs, ClientAddr: *listen})
+		return embedded.Start(ctx, cfg)
 	})
 	if err != nil {
 		return wrapExit(err, "serve")
 	}
 	defer srv.Close()
-	fmt.Fprintf(m.Stdout, "baton: etcd serving on %s (data in %s); use --store etcd://%s; Ctrl-C stops\n", srv.Addr(), abs, srv.Addr())
+	fmt.Fprintf(m.Stdout, "baton: etcd serving on %s (data in %s%s); use --store %s; Ctrl-C stops\n",
+		srv.Addr(), abs, serveModes(cfg, srv), serveStore(cfg, srv))
 	select {
 	case <-sigs.c:
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(m.Stdout, "baton: etcd stopped")
 	return nil
+}
+
+// serveConfig checks serve's security flags and returns the server's
+// configuration for them (without its addresses).
+func (m *Main) serveConfig(cert, key, clientCA string, auth bool) (embedded.Config, error) {
+	var cfg embedded.Config
+	if (cert == "") != (key == "") {
+		return cfg, usageErr("serve: --tls-cert and --tls-key go together")
+	}
+	if clientCA != "" && cert == "" {
+		return cfg, usageErr("serve: --tls-client-ca needs --tls-cert and --tls-key")
+	}
+	for _, f := range []struct{ flag, path string }{{"--tls-cert", cert}, {"--tls-key", key}, {"--tls-client-ca", clientCA}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			return cfg, usageErr("serve: %s: %v", f.flag, err)
+		}
+	}
+	cfg.CertFile, cfg.KeyFile, cfg.ClientCAFile = cert, key, clientCA
+	if auth {
+		cfg.RootPassword = m.Getenv("BATON_AUTH_PASSWORD")
+		if cfg.RootPassword == "" {
+			return cfg, usageErr("serve: --auth needs root's password in $BATON_AUTH_PASSWORD")
+		}
+	}
+	return cfg, nil
+}
+
+// serveModes describes TLS and authentication for the startup line.
+func serveModes(cfg embedded.Config, srv *embedded.Server) string {
+	var modes []string
+	if cfg.TLS() {
+		if cfg.ClientCAFile != "" {
+			modes = append(modes, "TLS with client certificates")
+		} else {
+			modes = append(modes, "TLS")
+		}
+	}
+	if srv.AuthEnabled() {
+		modes = append(modes, "auth on, user root")
+	}
+	if len(modes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(modes, ", ")
+}
+
+// serveStore is the --store URL (and TLS flags) clients use, without the
+// password.
+func serveStore(cfg embedded.Config, srv *embedded.Server) string {
+	scheme, user := "etcd", ""
+	if cfg.TLS() {
+		scheme = "etcds"
+	}
+	if srv.AuthEnabled() {
+		user = "root:$BATON_AUTH_PASSWORD@"
+	}
+	s := scheme + "://" + user + srv.Addr()
+	if cfg.TLS() {
+		s += " --tls-ca CA-FILE"
+	}
+	if cfg.ClientCAFile != "" {
+		s += " --tls-cert FILE --tls-key FILE"
+	}
+	return s
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // TestTLSFlagsUsage: TLS files with a store that is not TLS, or files
-// that cannot be used, are usage errors found before any dialing.
+// that cannot be used, are usage errors found before any dialing; so are
+// serve's security flags without what they need.
 func TestTLSFlagsUsage(t *testing.T) {
 	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "missing-ca.pem")
@@ -26,6 +27,10 @@ func TestTLSFlagsUsage(t *testing.T) {
 		{map[string]string{"BATON_STORE": "etcds://root:hunter2@127.0.0.1:1", "BATON_TLS_CA": missing}, []string{"lock", "x", "--", "true"}, missing},
 		{nil, []string{"lock", "--store", "etcds://127.0.0.1:1", "--tls-cert", "c.pem", "x", "--", "true"}, "--tls-key"},
 		{nil, []string{"status", "--store", "rediss://:hunter2@127.0.0.1:1", "--tls-ca", missing, "x"}, missing},
+		{nil, []string{"serve", "--auth"}, "$BATON_AUTH_PASSWORD"},
+		{nil, []string{"serve", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
+		{nil, []string{"serve", "--tls-client-ca", "ca.pem"}, "--tls-client-ca needs --tls-cert"},
+		{nil, []string{"serve", "--tls-cert", missing, "--tls-key", missing}, missing},
 	} {
 		var out, errb bytes.Buffer
 		m := &Main{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return tc.env[k] }}
