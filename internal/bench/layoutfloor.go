@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -23,8 +22,7 @@ import (
 type EtcdLayoutFloor struct {
 	Endpoints []string
 
-	mu    sync.Mutex
-	lines map[string]*layoutLine
+	lines lines[layoutLine]
 }
 
 // layoutLine is the in-process order of one lock name.
@@ -35,46 +33,13 @@ type layoutLine struct {
 
 // Open connects one client.
 func (f *EtcdLayoutFloor) Open(ctx context.Context) (Client, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: f.Endpoints, DialTimeout: 5 * time.Second, Context: context.Background(), Logger: nopLogger()})
-	if err != nil {
-		return nil, err
-	}
-	return &layoutClient{f: f, cli: cli}, nil
+	return openLineClient(f.Endpoints, func(c *lineClient, name, key string) Locker {
+		return &layoutLocker{cli: c.cli, line: f.lines.get(name), key: key}
+	})
 }
-
-func (f *EtcdLayoutFloor) line(name string) *layoutLine {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.lines == nil {
-		f.lines = map[string]*layoutLine{}
-	}
-	l, ok := f.lines[name]
-	if !ok {
-		l = &layoutLine{}
-		f.lines[name] = l
-	}
-	return l
-}
-
-type layoutClient struct {
-	f   *EtcdLayoutFloor
-	cli *clientv3.Client
-	mu  sync.Mutex
-	n   int
-}
-
-func (c *layoutClient) Locker(name string) Locker {
-	c.mu.Lock()
-	c.n++
-	key := fmt.Sprintf("%s/%p-%d", name, c, c.n)
-	c.mu.Unlock()
-	return &layoutLocker{c: c, line: c.f.line(name), key: key}
-}
-
-func (c *layoutClient) Close(context.Context) error { return c.cli.Close() }
 
 type layoutLocker struct {
-	c    *layoutClient
+	cli  *clientv3.Client
 	line *layoutLine
 	key  string
 	rev  int64 // CreateRevision of our key while we hold or wait
@@ -83,7 +48,7 @@ type layoutLocker struct {
 
 // Lock writes our key, then waits for the key queued before ours to go.
 func (l *layoutLocker) Lock(ctx context.Context) error {
-	resp, err := l.c.cli.Put(ctx, l.key, "")
+	resp, err := l.cli.Put(ctx, l.key, "")
 	if err != nil {
 		return err
 	}
@@ -112,7 +77,7 @@ func (l *layoutLocker) Lock(ctx context.Context) error {
 func (l *layoutLocker) waitGone(ctx context.Context, key string, rev int64) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := l.c.cli.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithCreatedNotify())
+	w := l.cli.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithCreatedNotify())
 	select {
 	case wr, ok := <-w:
 		if !ok || !wr.Created {
@@ -121,7 +86,7 @@ func (l *layoutLocker) waitGone(ctx context.Context, key string, rev int64) erro
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	g, err := l.c.cli.Get(ctx, key, clientv3.WithSerializable())
+	g, err := l.cli.Get(ctx, key, clientv3.WithSerializable())
 	if err != nil {
 		return err
 	}
@@ -147,7 +112,7 @@ func (l *layoutLocker) waitGone(ctx context.Context, key string, rev int64) erro
 
 // Unlock deletes our key.
 func (l *layoutLocker) Unlock(ctx context.Context) error {
-	_, err := l.c.cli.Delete(ctx, l.key)
+	_, err := l.cli.Delete(ctx, l.key)
 	l.line.mu.Lock()
 	l.in = false
 	l.line.mu.Unlock()

@@ -20,8 +20,7 @@ import (
 type EtcdRelay struct {
 	Endpoints []string
 
-	mu     sync.Mutex
-	relays map[string]*relay
+	relays lines[relay]
 }
 
 // relay is the in-process line of one lock name.
@@ -34,48 +33,15 @@ type relay struct {
 
 // Open connects one client.
 func (f *EtcdRelay) Open(ctx context.Context) (Client, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: f.Endpoints, DialTimeout: 5 * time.Second, Context: context.Background(), Logger: nopLogger()})
-	if err != nil {
-		return nil, err
-	}
-	return &relayClient{f: f, cli: cli}, nil
+	return openLineClient(f.Endpoints, func(c *lineClient, name, key string) Locker {
+		return &relayLocker{cli: c.cli, r: f.relays.get(name), key: key}
+	})
 }
-
-func (f *EtcdRelay) relay(name string) *relay {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.relays == nil {
-		f.relays = map[string]*relay{}
-	}
-	r, ok := f.relays[name]
-	if !ok {
-		r = &relay{}
-		f.relays[name] = r
-	}
-	return r
-}
-
-type relayClient struct {
-	f   *EtcdRelay
-	cli *clientv3.Client
-	mu  sync.Mutex
-	n   int
-}
-
-func (c *relayClient) Locker(name string) Locker {
-	c.mu.Lock()
-	c.n++
-	key := fmt.Sprintf("%s/relay/%p-%d", name, c, c.n)
-	c.mu.Unlock()
-	return &relayLocker{c: c, r: c.f.relay(name), key: key}
-}
-
-func (c *relayClient) Close(context.Context) error { return c.cli.Close() }
 
 // relayLocker watches its own key; a releaser hands the lock over by
 // writing the next locker's key.
 type relayLocker struct {
-	c   *relayClient
+	cli *clientv3.Client
 	r   *relay
 	key string
 
@@ -89,7 +55,7 @@ func (l *relayLocker) arm(ctx context.Context) error {
 	if l.watch != nil {
 		return nil
 	}
-	w := l.c.cli.Watch(clientv3.WithRequireLeader(context.Background()), l.key, clientv3.WithCreatedNotify())
+	w := l.cli.Watch(clientv3.WithRequireLeader(context.Background()), l.key, clientv3.WithCreatedNotify())
 	select {
 	case wr, ok := <-w:
 		if !ok || !wr.Created {
@@ -113,7 +79,7 @@ func (l *relayLocker) Lock(ctx context.Context) error {
 	if !l.r.held {
 		l.r.held = true
 		l.r.mu.Unlock()
-		_, err := l.c.cli.Put(ctx, l.key, "self")
+		_, err := l.cli.Put(ctx, l.key, "self")
 		return err
 	}
 	l.r.batch++
@@ -163,6 +129,6 @@ func (l *relayLocker) Unlock(ctx context.Context) error {
 	l.r.line = l.r.line[1:]
 	want := next.want
 	l.r.mu.Unlock()
-	_, err := l.c.cli.Put(ctx, next.key, want)
+	_, err := l.cli.Put(ctx, next.key, want)
 	return err
 }
