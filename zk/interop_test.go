@@ -383,6 +383,51 @@ func TestInteropCurator(t *testing.T) {
 	t.Run("CuratorHolds", func(t *testing.T) { testPeerHoldsBatonWaits(t, p, curatorName) })
 	t.Run("BatonHolds", func(t *testing.T) { testBatonHoldsPeerWaits(t, p) })
 	t.Run("Mixed", func(t *testing.T) { testMixed(t, []peer{p}, true, 40) })
+	t.Run("Digest", func(t *testing.T) { testCuratorDigest(t, p) })
+}
+
+// testCuratorDigest: Curator and baton authenticated as the same digest
+// identity, both creating nodes creator-only, share a lock: baton accepts
+// the directory Curator made and queues behind Curator's node, which a
+// stranger cannot delete.
+func testCuratorDigest(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	srv := zktest.Shared(t)
+	alice := peer{name: p.name, cmd: func(ctx context.Context, args ...string) *exec.Cmd {
+		c := p.cmd(ctx, args...)
+		c.Env = append(os.Environ(), "ZK_DIGEST=alice:pw-alice")
+		return c
+	}}
+	r := alice.start(t, ctx, "hold", srv.Addr(), path)
+	held := r.line(t, ctx)
+	node := path + "/" + strings.TrimPrefix(held, "held ")
+	if err := rawConn(t, srv.Addr(), "mallory:pw").Delete(node, -1); !errors.Is(err, gozk.ErrNoAuth) {
+		t.Fatalf("stranger deleting Curator's node: %v, want ErrNoAuth", err)
+	}
+	s := openAt(t, srv.Addr(), 0, digest("alice"), WithACL(CreatorACL...))
+	m := baton.NewMutex(s, path)
+	if _, err := m.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock while Curator holds: %v, want ErrLocked", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := m.Lock(ctx)
+		got <- err
+	}()
+	waitKids(t, ctx, s, path, 2)
+	if _, err := io.WriteString(r.stdin, "release\n"); err != nil {
+		t.Fatal(err)
+	}
+	if l := r.line(t, ctx); l != "released" {
+		t.Fatalf("curator said %q", l)
+	}
+	if err := within(t, got, 20*time.Second, "baton after Curator's release"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestInteropKazoo(t *testing.T) {

@@ -72,16 +72,24 @@ func within[T any](t testing.TB, ch <-chan T, limit time.Duration, what string) 
 	}
 }
 
-// TestACL runs the ACL tests on one server with a super digest.
-func TestACL(t *testing.T) {
-	srv := zktest.Start(t, zktest.WithSuperDigest(superPassword))
-	addr := srv.Addr()
-	t.Run("StrangerCannotBreakLock", func(t *testing.T) { testStrangerCannotBreakLock(t, addr) })
-	t.Run("SuperDeletes", func(t *testing.T) { testSuperDeletes(t, addr) })
-	t.Run("SameIdentityRecipes", func(t *testing.T) { testSameIdentityRecipes(t, addr) })
-	t.Run("AuthSchemeNeedsCredentials", func(t *testing.T) { testAuthSchemeNeedsCredentials(t, addr) })
-	t.Run("UnsafeDir", func(t *testing.T) { testUnsafeDir(t, addr) })
-	t.Run("OtherIdentitysDir", func(t *testing.T) { testOtherIdentitysDir(t, addr) })
+// TestSecurity runs the ACL and TLS tests on one server with a super
+// digest and a secure client port that requires client certificates from
+// the test's CA.
+func TestSecurity(t *testing.T) {
+	ca := zktest.NewCA(t, "baton test CA")
+	cert := ca.Server(t, "zookeeper")
+	srv := zktest.Start(t, zktest.WithSuperDigest(superPassword),
+		zktest.WithTLS(zktest.TLS{Cert: cert.CertFile, Key: cert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))
+	t.Run("ACL", func(t *testing.T) {
+		addr := srv.Addr()
+		t.Run("StrangerCannotBreakLock", func(t *testing.T) { testStrangerCannotBreakLock(t, addr) })
+		t.Run("SuperDeletes", func(t *testing.T) { testSuperDeletes(t, addr) })
+		t.Run("SameIdentityRecipes", func(t *testing.T) { testSameIdentityRecipes(t, addr) })
+		t.Run("AuthSchemeNeedsCredentials", func(t *testing.T) { testAuthSchemeNeedsCredentials(t, addr) })
+		t.Run("UnsafeDir", func(t *testing.T) { testUnsafeDir(t, addr) })
+		t.Run("OtherIdentitysDir", func(t *testing.T) { testOtherIdentitysDir(t, addr) })
+	})
+	t.Run("TLS", func(t *testing.T) { testTLS(t, srv, ca) })
 }
 
 func testStrangerCannotBreakLock(t *testing.T, addr string) {

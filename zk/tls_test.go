@@ -14,13 +14,9 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 )
 
-// TestTLS runs the TLS tests on one server whose secure client port
-// requires client certificates from the test's CA.
-func TestTLS(t *testing.T) {
-	ca := zktest.NewCA(t, "baton test CA")
-	cert := ca.Server(t, "zookeeper")
-	srv := zktest.Start(t, zktest.WithSuperDigest(superPassword),
-		zktest.WithTLS(zktest.TLS{Cert: cert.CertFile, Key: cert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))
+// testTLS runs the TLS tests on srv, whose secure client port requires
+// client certificates from ca.
+func testTLS(t *testing.T, srv *zktest.Server, ca *zktest.CA) {
 	client := ca.Client(t, "alice")
 	good := &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{client.TLS}}
 
@@ -115,6 +111,7 @@ func TestTLS(t *testing.T) {
 		{"PlainToSecurePort", nil, "use WithTLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits out its deadline
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			done := make(chan error, 1)
@@ -131,6 +128,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	t.Run("TLSToPlainPort", func(t *testing.T) {
+		t.Parallel()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_, err := Open(ctx, []string{srv.Addr()}, WithTLS(good))
