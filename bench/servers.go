@@ -125,9 +125,15 @@ func ruok(addr string) error {
 }
 
 // startEmbeddedEtcd runs the etcd server in this process (etcd/embedded),
-// with default raft timings.
-func startEmbeddedEtcd(ctx context.Context, base string) (*server, error) {
-	s, err := embedded.Start(ctx, embedded.Config{DataDir: filepath.Join(base, "etcd-embedded")})
+// with default raft timings, or with its Fast settings (no fsync, 10 ms
+// raft tick) when noFsync is set: the store "etcd-nofsync", which shows
+// the locks when the disk is not what bounds them.
+func startEmbeddedEtcd(ctx context.Context, base string, noFsync bool) (*server, error) {
+	dir := "etcd-embedded"
+	if noFsync {
+		dir = "etcd-nofsync"
+	}
+	s, err := embedded.Start(ctx, embedded.Config{DataDir: filepath.Join(base, dir), Fast: noFsync})
 	if err != nil {
 		return nil, err
 	}

@@ -43,10 +43,13 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 		hosts := []string{servers[0].addr}
 		rawURL = "zk://" + hosts[0]
 		peer = bench.Target{Impl: "go-zookeeper", Factory: zkLockFactory{hosts}, Probe: bench.ZKProbe{Hosts: hosts}}
-	case "etcd", "etcd34":
-		if st == "etcd" {
-			err = start(startEmbeddedEtcd(ctx, base))
-		} else {
+	case "etcd", "etcd34", "etcd-nofsync":
+		switch st {
+		case "etcd":
+			err = start(startEmbeddedEtcd(ctx, base, false))
+		case "etcd-nofsync":
+			err = start(startEmbeddedEtcd(ctx, base, true))
+		default:
 			err = start(startDebianEtcd(base))
 		}
 		if err != nil {
