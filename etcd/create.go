@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -182,12 +183,19 @@ func retryable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	// Refused credentials or permissions stay refused (the client's
-	// translated errors have no gRPC code: they would count as Unknown).
+	// Refused credentials or permissions stay refused.
 	if IsAuthError(err) {
 		return false
 	}
-	switch status.Code(err) {
+	// The client translates the server's errors into EtcdErrors, which
+	// carry their gRPC code apart (status.Code would say Unknown): a
+	// request too large, say, is InvalidArgument and never retried.
+	code := status.Code(err)
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch code {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.Unknown:
 		return true
 	}

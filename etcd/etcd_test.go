@@ -155,7 +155,7 @@ func TestTTLBelowServerMinimum(t *testing.T) {
 func TestInvalidNames(t *testing.T) {
 	ctx := testCtx(t)
 	c := openT(t, server(t).Endpoints()).Conn()
-	for _, dir := range []string{"", "/", "a\x00b", "a\nb", "a/../b", string(make([]byte, maxKeyLen+1))} {
+	for _, dir := range []string{"", "/", "a\x00b", "a\nb", "a/../b", "/a/..", "./a", "a\u0085b", "a\xffb", "a\x1b[2Jb", string(make([]byte, maxKeyLen+1))} {
 		if _, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); !errors.Is(err, baton.ErrInvalidName) {
 			t.Errorf("dir %.20q: %v, want ErrInvalidName", dir, err)
 		}

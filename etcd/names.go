@@ -27,6 +27,12 @@ const minLeaseHex = 8
 // the bare id, as etcd's concurrency package names its keys.
 var prefixedKinds = []string{baton.KindLatch, baton.KindRead, baton.KindWrite, baton.KindLease, baton.KindQueue}
 
+// CheckName reports why name cannot name a recipe on etcd (a key
+// prefix), as an error wrapping baton.ErrInvalidName, or nil: it must be
+// UTF-8 of at most 4096 bytes, other than "" and "/", with no control
+// character and no "." or ".." element.
+func CheckName(name string) error { return checkDir(name) }
+
 // checkDir validates a recipe name (an etcd key prefix).
 func checkDir(dir string) error {
 	if dir == "" || dir == "/" {

@@ -1,8 +1,12 @@
 package etcd
 
 import (
+	"errors"
 	"strconv"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton"
 )
@@ -26,6 +30,37 @@ func FuzzParseName(f *testing.F) {
 		}
 		if got, seq := parseName(made); got != kind || !seq {
 			t.Fatalf("parseName(%q) = %q, %v; want %q, true", made, got, seq, kind)
+		}
+	})
+}
+
+// FuzzCheckName: a name checkDir accepts is UTF-8, within maxKeyLen, and
+// has no control character and no "." or ".." element; a rejected one
+// says so in one line wrapping baton.ErrInvalidName.
+func FuzzCheckName(f *testing.F) {
+	for _, s := range []string{"/locks/a", "a/../b", "./x", "a/..", "x\x00", "x\u0085y", "\xff", "/", "", "a//b", "ü/ß"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		err := checkDir(name)
+		if err != nil {
+			if !errors.Is(err, baton.ErrInvalidName) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("checkDir(%q): %q is not one ErrInvalidName line", name, err)
+			}
+			return
+		}
+		if !utf8.ValidString(name) || len(name) > maxKeyLen || name == "" {
+			t.Fatalf("checkDir accepted %q", name)
+		}
+		for _, seg := range strings.Split(name, "/") {
+			if seg == "." || seg == ".." {
+				t.Fatalf("checkDir accepted %q with a %q element", name, seg)
+			}
+		}
+		for _, r := range name {
+			if unicode.IsControl(r) {
+				t.Fatalf("checkDir accepted %q with control character %U", name, r)
+			}
 		}
 	})
 }

@@ -209,3 +209,18 @@ func TestTLSClientCerts(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestTooLarge: data over the server's request limit (1.5 MiB by
+// default) fails at once with etcd's reason, not after retries until the
+// deadline.
+func TestRequestTooLarge(t *testing.T) {
+	c := openT(t, server(t).Endpoints()).Conn()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	began := time.Now()
+	_, err := c.Create(ctx, "/big", "item", make([]byte, 1600<<10), 0)
+	if !errors.Is(err, rpctypes.ErrRequestTooLarge) || ctx.Err() != nil {
+		t.Fatalf("1.6 MiB create: %v, want %v at once", err, rpctypes.ErrRequestTooLarge)
+	}
+	t.Logf("%v (after %v)", err, time.Since(began).Round(time.Millisecond))
+}

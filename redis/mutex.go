@@ -140,6 +140,9 @@ func (m *Mutex) Held() bool {
 }
 
 func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
+	if err := CheckKey(m.k.lock); err != nil {
+		return nil, err
+	}
 	if err := m.enter(ctx); err != nil {
 		return nil, err
 	}

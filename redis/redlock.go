@@ -141,6 +141,9 @@ func (r *Redlock) timeout() time.Duration {
 }
 
 func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
+	if err := CheckKey(r.k.lock); err != nil {
+		return nil, err
+	}
 	if err := r.enter(ctx); err != nil {
 		return nil, err
 	}

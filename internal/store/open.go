@@ -85,12 +85,19 @@ func (s *Store) Close(ctx context.Context) error {
 func (s *Store) NeedSession(what string) error { return s.URL.NeedSession(what) }
 
 // CheckName rejects a recipe name the store kind cannot use, before any
-// dialing: ZooKeeper names are absolute paths without empty elements.
+// dialing: ZooKeeper names are absolute paths without empty elements;
+// etcd and Redis names pass their package's checks (etcd.CheckName,
+// redis.CheckKey).
 func (u URL) CheckName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty name", baton.ErrInvalidName)
 	}
-	if !u.IsZooKeeper() {
+	switch {
+	case u.IsEtcd():
+		return etcd.CheckName(name)
+	case u.isRedis():
+		return redis.CheckKey(name)
+	case !u.IsZooKeeper():
 		return nil
 	}
 	if name[0] != '/' {
