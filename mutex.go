@@ -2,7 +2,6 @@ package baton
 
 import (
 	"context"
-	"fmt"
 	"sync"
 )
 
@@ -94,35 +93,15 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}
-	c := m.s.conn
-	isPrev := prevOfKinds(KindLock)
-	if try {
-		// A contender already in line means the lock is taken: answer
-		// without creating a node.
-		kids, err := c.Children(ctx, m.name)
-		if err != nil {
-			return nil, err
-		}
+	me, err := takeTurn(ctx, m.s.conn, m.name, KindLock, prevOfKinds(KindLock), try, func(kids []Node) bool {
 		for _, k := range kids {
 			if k.Kind == KindLock {
-				return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
+				return true
 			}
 		}
-	}
-	me, kids, err := enqueue(ctx, c, m.name, KindLock, nil)
+		return false
+	})
 	if err != nil {
-		return nil, err
-	}
-	if try {
-		if i := indexOf(kids, me); i < 0 || isPrev(kids, i) >= 0 {
-			removeNode(ctx, c, me)
-			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
-		}
-	} else if err := waitTurn(ctx, c, m.name, kids, me, isPrev); err != nil {
-		removeNode(ctx, c, me)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		return nil, err
 	}
 	l, end := NewLease(m.name, me.Token)

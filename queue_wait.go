@@ -32,6 +32,43 @@ func enqueue(ctx context.Context, c Conn, dir, kind string, data []byte) (Node, 
 	return n, kids, nil
 }
 
+// takeTurn queues a node of kind in dir and waits until blocker clears it.
+// With try it never waits: busy says from a listing whether the lock is
+// taken before queuing, and a node that would have to wait is removed;
+// both give ErrLocked. A failed or cancelled wait removes our node.
+func takeTurn(ctx context.Context, c Conn, dir, kind string, blocker blockerFunc, try bool, busy func([]Node) bool) (Node, error) {
+	if try {
+		// A contender already in line means the lock is taken: answer
+		// without creating a node.
+		kids, err := c.Children(ctx, dir)
+		if err != nil {
+			return Node{}, err
+		}
+		if busy(kids) {
+			return Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
+		}
+	}
+	me, kids, err := enqueue(ctx, c, dir, kind, nil)
+	if err != nil {
+		return Node{}, err
+	}
+	if try {
+		if i := indexOf(kids, me); i < 0 || blocker(kids, i) >= 0 {
+			removeNode(ctx, c, me)
+			return Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
+		}
+		return me, nil
+	}
+	if err := waitTurn(ctx, c, dir, kids, me, blocker); err != nil {
+		removeNode(ctx, c, me)
+		if ctx.Err() != nil {
+			return Node{}, ctx.Err()
+		}
+		return Node{}, err
+	}
+	return me, nil
+}
+
 // indexOf finds n among kids by path.
 func indexOf(kids []Node, n Node) int {
 	for i, k := range kids {

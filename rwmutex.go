@@ -134,32 +134,15 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) 
 	if write {
 		kind, blocker = KindWrite, prevOfKinds(KindRead, KindWrite)
 	}
-	c := m.s.conn
-	if try {
-		kids, err := c.Children(ctx, m.name)
-		if err != nil {
-			return nil, err
-		}
+	me, err := takeTurn(ctx, m.s.conn, m.name, kind, blocker, try, func(kids []Node) bool {
 		for _, k := range kids {
 			if k.Path != own && (k.Kind == KindWrite || write && k.Kind == KindRead) {
-				return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
+				return true
 			}
 		}
-	}
-	me, kids, err := enqueue(ctx, c, m.name, kind, nil)
+		return false
+	})
 	if err != nil {
-		return nil, err
-	}
-	if try {
-		if i := indexOf(kids, me); i < 0 || blocker(kids, i) >= 0 {
-			removeNode(ctx, c, me)
-			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
-		}
-	} else if err := waitTurn(ctx, c, m.name, kids, me, blocker); err != nil {
-		removeNode(ctx, c, me)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		return nil, err
 	}
 	l, end := NewLease(m.name, me.Token)
