@@ -54,13 +54,16 @@ var ErrUnsafeACL = errors.New("zk: directory ACL lets other identities delete it
 // or those named in acl delete children or change the ACL, the create fails
 // with an error wrapping ErrUnsafeACL rather than give protection it could
 // not keep: remove the directory or fix its ACL (zkCli's setAcl), or name
-// that identity in acl. Identities of schemes other than digest cannot be
-// derived from credentials, except x509 (the subject of WithTLS's client
-// certificate, which ZooKeeper adds to the session's identities): an
-// existing directory granting them is accepted only if the session
-// authenticated with that scheme; digest
-// ids whose hash the server hides (to a session without ADMIN on the
-// directory it shows "user:x") are matched by user name.
+// that identity in acl. A directory that does not let the session create
+// nodes at all fails the same way as the server would, wrapping
+// gozk.ErrNoAuth, and says the directory belongs to another identity.
+//
+// Digest ids whose hash the server hides (to a session without ADMIN on
+// the directory it shows "user:x") are matched by user name. The subject
+// of a TLS client certificate (x509) is not trusted, since a certificate
+// may be shared, unless named in acl. Identities of other schemes cannot be
+// derived from credentials: they are accepted if the session authenticated
+// with that scheme.
 func WithACL(acl ...gozk.ACL) Option {
 	return func(o *options) { o.acl = append([]gozk.ACL{}, acl...) }
 }
@@ -132,7 +135,7 @@ type trusted struct {
 	users   []string   // the digests' user names
 	acl     []gozk.ACL // explicit entries of WithACL
 	schemes []string   // non-digest auth schemes
-	x509    []string   // subjects of the TLS client certificates
+	x509    []string   // TLS client certificates' subjects: may create, not trusted
 	all     bool       // WithACL not set: nothing to check
 }
 
@@ -176,9 +179,6 @@ func (t *trusted) allows(e gozk.ACL) bool {
 		return true
 	}
 	if e.Scheme == "digest" && t.isOurDigest(e.ID) {
-		return true
-	}
-	if e.Scheme == "x509" && slices.Contains(t.x509, e.ID) {
 		return true
 	}
 	if e.Scheme != "digest" && e.Scheme != "world" && e.Scheme != "x509" && slices.Contains(t.schemes, e.Scheme) {

@@ -1,8 +1,10 @@
 package zk
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -392,5 +394,46 @@ func testOtherIdentitysDir(t *testing.T, addr string) {
 	_, err := baton.NewMutex(openAs(t, addr, "alice"), path).Lock(ctx)
 	if !errors.Is(err, gozk.ErrNoAuth) || !strings.Contains(err.Error(), "another identity") {
 		t.Fatalf("alice's Lock in bob's dir: %v, want ErrNoAuth saying it belongs to another identity", err)
+	}
+}
+
+func TestTrusted(t *testing.T) {
+	ca := zktest.NewCA(t, "trust CA")
+	cert := ca.Client(t, "alice")
+	ops := gozk.DigestACL(gozk.PermAll, "ops", "pw-ops")[0]
+	o := options{acl: append(append([]gozk.ACL{}, CreatorACL...), ops)}
+	digest("alice")(&o)
+	WithTLS(&tls.Config{Certificates: []tls.Certificate{cert.TLS}})(&o)
+	tr := newTrusted(&o)
+	alice := gozk.DigestACL(gozk.PermAll, "alice", "pw-alice")[0]
+	for _, tc := range []struct {
+		e            gozk.ACL
+		allows, isUs bool
+	}{
+		{alice, true, true},
+		{gozk.ACL{Perms: gozk.PermAll, Scheme: "digest", ID: "alice:x"}, true, true}, // hash hidden by the server
+		{gozk.DigestACL(gozk.PermAll, "alice", "other")[0], false, false},
+		{ops, true, false},
+		{gozk.DigestACL(gozk.PermAll, "mallory", "pw")[0], false, false},
+		{gozk.DigestACL(gozk.PermRead|gozk.PermCreate|gozk.PermWrite, "mallory", "pw")[0], true, false},
+		{gozk.WorldACL(gozk.PermAll)[0], false, true},
+		{gozk.WorldACL(gozk.PermRead)[0], true, true},
+		{gozk.ACL{Perms: gozk.PermAll, Scheme: "x509", ID: "CN=alice"}, false, true}, // a certificate may be shared
+		{gozk.ACL{Perms: gozk.PermAll, Scheme: "ip", ID: "127.0.0.1"}, false, false},
+	} {
+		if got := tr.allows(tc.e); got != tc.allows {
+			t.Errorf("allows(%s) = %v, want %v", aclString(tc.e), got, tc.allows)
+		}
+		if got := tr.isUs(tc.e); got != tc.isUs {
+			t.Errorf("isUs(%s) = %v, want %v", aclString(tc.e), got, tc.isUs)
+		}
+	}
+	got := expandAuth(o.acl, o.auth)
+	want := []gozk.ACL{alice, CreatorACL[1], ops}
+	if !slices.Equal(got, want) {
+		t.Errorf("expandAuth = %v, want %v", got, want)
+	}
+	if s := aclString(gozk.WorldACL(gozk.PermRead | gozk.PermDelete)[0]); s != "world:anyone:dr" {
+		t.Errorf("aclString = %q", s)
 	}
 }
