@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -44,17 +43,13 @@ type Mutex struct {
 	k   keys
 	ttl time.Duration
 
-	turn chan struct{}
-
-	mu    sync.Mutex
-	count int
-	h     *hold
+	reentry
 }
 
 // NewMutex returns a lock on key, a plain Redis key name. It does no I/O.
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
-	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, turn: make(chan struct{}, 1)}
+	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, reentry: reentry{turn: make(chan struct{}, 1)}}
 }
 
 // Key is the lock's Redis key.
@@ -82,20 +77,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if err := m.enter(ctx); err != nil {
 		return err
 	}
-	defer func() { <-m.turn }()
-	m.mu.Lock()
-	if m.count == 0 {
-		m.mu.Unlock()
-		return baton.ErrNotHeld
+	defer m.leave()
+	h, err := m.drop()
+	if h == nil {
+		return err
 	}
-	m.count--
-	if m.count > 0 {
-		m.mu.Unlock()
-		return nil
-	}
-	h := m.h
-	m.h = nil
-	m.mu.Unlock()
 
 	h.stopRenewal()
 	lost := h.lease.Err()
@@ -116,27 +102,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return nil
 }
 
-// enter takes this handle's turn (one call at a time), preferring it to
-// an already cancelled ctx.
-func (m *Mutex) enter(ctx context.Context) error {
-	select {
-	case m.turn <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case m.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Held reports whether this handle holds the lock (its lease is live).
 func (m *Mutex) Held() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.count > 0 && m.h.lease.Err() == nil
+	return m.live()
 }
 
 func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
@@ -146,15 +114,10 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if err := m.enter(ctx); err != nil {
 		return nil, err
 	}
-	defer func() { <-m.turn }()
-	m.mu.Lock()
-	if m.count > 0 && m.h.lease.Err() == nil {
-		m.count++
-		l := m.h.lease
-		m.mu.Unlock()
+	defer m.leave()
+	if l := m.again(); l != nil {
 		return l, nil
 	}
-	m.mu.Unlock()
 
 	// The value carries our ttl, so a releasing client can hand the lock
 	// to us with our own ttl.
@@ -255,10 +218,7 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 		}
 		return sent.Add(m.ttl - lossMargin(m.ttl)), nil
 	})
-	m.mu.Lock()
-	m.h, m.count = h, 1
-	m.mu.Unlock()
-	return h.lease
+	return m.take(h)
 }
 
 func (m *Mutex) release(ctx context.Context, value string) (bool, error) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -55,17 +54,13 @@ type Redlock struct {
 	k   keys
 	ttl time.Duration
 
-	turn chan struct{}
-
-	mu    sync.Mutex
-	count int
-	h     *hold
+	reentry
 }
 
 // NewRedlock returns a Redlock on key over q's masters. It does no I/O.
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	o := buildOptions(opts)
-	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, turn: make(chan struct{}, 1)}
+	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, reentry: reentry{turn: make(chan struct{}, 1)}}
 }
 
 // Key is the lock's Redis key.
@@ -88,20 +83,11 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 	if err := r.enter(ctx); err != nil {
 		return err
 	}
-	defer func() { <-r.turn }()
-	r.mu.Lock()
-	if r.count == 0 {
-		r.mu.Unlock()
-		return baton.ErrNotHeld
+	defer r.leave()
+	h, err := r.drop()
+	if h == nil {
+		return err
 	}
-	r.count--
-	if r.count > 0 {
-		r.mu.Unlock()
-		return nil
-	}
-	h := r.h
-	r.h = nil
-	r.mu.Unlock()
 
 	h.stopRenewal()
 	lost := h.lease.Err()
@@ -113,27 +99,9 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 	return lost
 }
 
-// enter takes this handle's turn (one call at a time), preferring it to
-// an already cancelled ctx.
-func (r *Redlock) enter(ctx context.Context) error {
-	select {
-	case r.turn <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case r.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Held reports whether this handle holds the lock (its lease is live).
 func (r *Redlock) Held() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.count > 0 && r.h.lease.Err() == nil
+	return r.live()
 }
 
 func (r *Redlock) timeout() time.Duration {
@@ -147,15 +115,10 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if err := r.enter(ctx); err != nil {
 		return nil, err
 	}
-	defer func() { <-r.turn }()
-	r.mu.Lock()
-	if r.count > 0 && r.h.lease.Err() == nil {
-		r.count++
-		l := r.h.lease
-		r.mu.Unlock()
+	defer r.leave()
+	if l := r.again(); l != nil {
 		return l, nil
 	}
-	r.mu.Unlock()
 
 	value := randomValue()
 	lctx, stopListening := context.WithCancel(ctx)
@@ -318,8 +281,5 @@ func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
 		}
 		return start.Add(r.ttl - lossMargin(r.ttl)), nil
 	})
-	r.mu.Lock()
-	r.h, r.count = h, 1
-	r.mu.Unlock()
-	return h.lease
+	return r.take(h)
 }
