@@ -163,8 +163,10 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		if (o.user == "") != (o.password == "") {
 			return nil, errors.New("etcd: WithAuth needs both a user name and a password")
 		}
+		// The client's dial timeout bounds its authentication: ctx's
+		// deadline when it has one.
 		dial := dialTimeout
-		if d, ok := ctx.Deadline(); ok && time.Until(d) < dial {
+		if d, ok := ctx.Deadline(); ok {
 			dial = max(time.Until(d), time.Millisecond)
 		}
 		if o.tls != nil {
