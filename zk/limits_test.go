@@ -40,16 +40,15 @@ func TestCheckPathCases(t *testing.T) {
 // go-zookeeper before it) refuses, at every boundary of ZooKeeper's ranges.
 func TestCheckElemMatchesServer(t *testing.T) {
 	zc := rawConn(t, zktest.Shared(t).Addr())
-	root := testPath(t)
-	if _, err := zc.Create("/baton-test", nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil && !errors.Is(err, gozk.ErrNodeExists) {
-		t.Fatal(err)
-	}
+	// A persistent parent of its own (a container one could vanish under
+	// us), left on the test server; the children go with the session.
+	root := fmt.Sprintf("/chars-%d", pathSeq.Add(1))
 	if _, err := zc.Create(root, nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []rune{0x01, 0x1f, 0x20, 0x7e, 0x7f, 0x9f, 0xa0, 0xd7ff, 0xe000, 0xefff, 0xf000, 0xf8ff, 0xf900, 0xffef, 0xfff0, 0xfffd, 0xffff, 0x10000, 0x1f600, 0x10ffff} {
 		name := fmt.Sprintf("c-%x-%c", r, r)
-		_, serr := zc.Create(root+"/"+name, nil, 0, gozk.WorldACL(gozk.PermAll))
+		_, serr := zc.Create(root+"/"+name, nil, gozk.FlagEphemeral, gozk.WorldACL(gozk.PermAll))
 		cerr := checkElem(name)
 		if (serr == nil) != (cerr == nil) {
 			t.Errorf("%U: server says %v, checkElem says %v", r, serr, cerr)
