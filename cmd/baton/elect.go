@@ -66,17 +66,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	}()
 	l := e.Lease()
 	env := []string{"BATON_ELECTION=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
-	if argv == nil {
-		return m.holdUntilSignal(sigs, l, "leadership of "+name, env)
-	}
-	res, err := m.runCmd(argv, env, sigs, l.Done(), *killAfter)
-	if err != nil {
-		return err
-	}
-	if res.lost {
-		return exitWith(exitLost, fmt.Errorf("leadership of %s lost while CMD ran (%v); CMD stopped", name, l.Err()))
-	}
-	return exitWith(res.status, nil)
+	return m.runHeld(sigs, l, "leadership of "+name, env, argv, *killAfter)
 }
 
 // leaderLine is one `--observe --json` line.

@@ -75,33 +75,5 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	}
 	defer h.unlock()
 	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
-	if argv == nil {
-		return m.holdUntilSignal(sigs, h.lease, "lock "+name, env)
-	}
-	res, err := m.runCmd(argv, env, sigs, h.lease.Done(), *killAfter)
-	if err != nil {
-		return err
-	}
-	if res.lost {
-		return exitWith(exitLost, fmt.Errorf("lock %s lost while CMD ran (%v); CMD stopped", name, h.lease.Err()))
-	}
-	return exitWith(res.status, nil)
-}
-
-// holdUntilSignal prints what is held and waits for a signal (exit 0) or
-// the loss of the hold (exit 76).
-func (m *Main) holdUntilSignal(sigs *signals, l *baton.Lease, what string, env []string) error {
-	for i, e := range env {
-		if i > 0 {
-			fmt.Fprint(m.Stdout, " ")
-		}
-		fmt.Fprint(m.Stdout, e)
-	}
-	fmt.Fprintln(m.Stdout)
-	select {
-	case <-sigs.c:
-		return nil
-	case <-l.Done():
-		return exitWith(exitLost, fmt.Errorf("%s lost: %v", what, l.Err()))
-	}
+	return m.runHeld(sigs, h.lease, "lock "+name, env, argv, *killAfter)
 }

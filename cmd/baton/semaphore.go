@@ -52,15 +52,5 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 		_ = sem.Release(ctx, l)
 	}()
 	env := []string{"BATON_SEMAPHORE=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
-	if argv == nil {
-		return m.holdUntilSignal(sigs, l, "semaphore "+name, env)
-	}
-	res, err := m.runCmd(argv, env, sigs, l.Done(), *killAfter)
-	if err != nil {
-		return err
-	}
-	if res.lost {
-		return exitWith(exitLost, fmt.Errorf("semaphore %s lost while CMD ran (%v); CMD stopped", name, l.Err()))
-	}
-	return exitWith(res.status, nil)
+	return m.runHeld(sigs, l, "semaphore "+name, env, argv, *killAfter)
 }
