@@ -224,3 +224,55 @@ func TestRequestTooLarge(t *testing.T) {
 	}
 	t.Logf("%v (after %v)", err, time.Since(began).Round(time.Millisecond))
 }
+
+// TestAuthTokenExpiry: a session outlives the token its password bought
+// (etcd's simple tokens lapse when unused; 1 s here, 300 s by default):
+// the holder keeps its lease and releases, a new contender waits and
+// acquires.
+func TestAuthTokenExpiry(t *testing.T) {
+	srv := etcdtest.StartWith(t, etcdtest.Options{RootPassword: rootPW, AuthTokenTTL: time.Second})
+	a := openT(t, srv.Endpoints(), WithTTL(5*time.Second), WithAuth("root", rootPW))
+	b := openT(t, srv.Endpoints(), WithTTL(5*time.Second), WithAuth("root", rootPW))
+	ctx := testCtx(t)
+	ma, mb := baton.NewMutex(a, "/expiry/m"), baton.NewMutex(b, "/expiry/m")
+	la, err := ma.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Let both sessions' tokens lapse: nothing here orders events, it
+	// only lets time pass.
+	<-time.After(2500 * time.Millisecond)
+	got := make(chan error, 1)
+	go func() {
+		_, err := mb.Lock(ctx)
+		got <- err
+	}()
+	// Count contenders on a client of its own, so the holder's client
+	// does not refresh its token before its Unlock.
+	obs, err := clientv3.New(clientv3.Config{Endpoints: srv.Endpoints(), DialTimeout: 5 * time.Second,
+		Username: "root", Password: rootPW, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	if !waitUntil(10*time.Second, func() bool {
+		r, err := obs.Get(ctx, "/expiry/m/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		return err == nil && r.Count == 2
+	}) {
+		t.Fatal("the contender never queued")
+	}
+	select {
+	case <-la.Done():
+		t.Fatalf("holder lost the lock: %v", la.Err())
+	default:
+	}
+	if err := ma.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if err := mb.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

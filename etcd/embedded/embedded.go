@@ -52,6 +52,10 @@ type Config struct {
 	// the same DataDir must be given the same password; a DataDir whose
 	// server had authentication on keeps it on, whatever this says.
 	RootPassword string
+	// AuthTokenTTL is how long the token a password buys stays valid
+	// without use (clients get a new one by themselves); 0 means etcd's
+	// default, 300 s. It is counted in whole seconds.
+	AuthTokenTTL time.Duration
 }
 
 // TLS reports whether the server serves clients over TLS.
@@ -133,6 +137,9 @@ func (s *Server) start(ctx context.Context) error {
 	ec.ListenPeerUrls = []url.URL{pu}
 	ec.AdvertisePeerUrls = []url.URL{pu}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	if s.cfg.AuthTokenTTL > 0 {
+		ec.AuthTokenTTL = uint((s.cfg.AuthTokenTTL + time.Second - 1) / time.Second)
+	}
 	if s.cfg.TLS() {
 		ec.ClientTLSInfo = transport.TLSInfo{
 			CertFile:       s.cfg.CertFile,

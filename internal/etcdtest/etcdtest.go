@@ -69,6 +69,7 @@ func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
 type Options struct {
 	CertFile, KeyFile, ClientCAFile string
 	RootPassword                    string
+	AuthTokenTTL                    time.Duration
 }
 
 // Start runs a fresh server and stops it when the test ends.
@@ -102,7 +103,8 @@ func NewWith(dataDir string, o Options) (*Server, error) {
 
 func (s *Server) start(ctx context.Context, listen string) error {
 	cmd := exec.Command(s.bin, "-data-dir", s.dataDir, "-listen", listen,
-		"-cert", s.opts.CertFile, "-key", s.opts.KeyFile, "-client-ca", s.opts.ClientCAFile)
+		"-cert", s.opts.CertFile, "-key", s.opts.KeyFile, "-client-ca", s.opts.ClientCAFile,
+		"-auth-token-ttl", s.opts.AuthTokenTTL.String())
 	// The password goes through the environment, not the command line.
 	cmd.Env = append(os.Environ(), "ETCDSERVER_ROOT_PASSWORD="+s.opts.RootPassword)
 	cmd.Stderr = os.Stderr

@@ -24,10 +24,12 @@ func main() {
 	cert := flag.String("cert", "", "server certificate PEM file (TLS)")
 	key := flag.String("key", "", "server key PEM file")
 	clientCA := flag.String("client-ca", "", "CA PEM file for client certificates")
+	tokenTTL := flag.Duration("auth-token-ttl", 0, "auth token lifetime (0: etcd's default)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	srv, err := embedded.Start(ctx, embedded.Config{DataDir: *dataDir, ClientAddr: *listen, Fast: true,
-		CertFile: *cert, KeyFile: *key, ClientCAFile: *clientCA, RootPassword: os.Getenv("ETCDSERVER_ROOT_PASSWORD")})
+		CertFile: *cert, KeyFile: *key, ClientCAFile: *clientCA, RootPassword: os.Getenv("ETCDSERVER_ROOT_PASSWORD"),
+		AuthTokenTTL: *tokenTTL})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "etcdserver:", err)
