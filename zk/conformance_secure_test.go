@@ -1,7 +1,6 @@
 package zk
 
 import (
-	"crypto/tls"
 	"os"
 	"strconv"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
 	"github.com/batonhq/baton/internal/proxy"
+	"github.com/batonhq/baton/internal/testca"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -22,11 +22,11 @@ func TestConformanceSecure(t *testing.T) {
 	if os.Getenv("BATON_ZK_SECURE") == "" {
 		t.Skip("set BATON_ZK_SECURE=1 to run the conformance suite over TLS with ACLs (about as long as TestConformance)")
 	}
-	ca := zktest.NewCA(t, "baton conformance CA")
-	cert := ca.Server(t, "zookeeper")
+	ca := testca.New(t, "baton conformance CA")
+	cert := ca.Issue(t, "zookeeper")
 	srv := zktest.Start(t, zktest.WithTLS(zktest.TLS{Cert: cert.CertFile, Key: cert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))
-	client := ca.Client(t, "baton")
-	cfg := &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{client.TLS}}
+	client := ca.Issue(t, "baton")
+	cfg := clientTLS(t, ca.CertFile, &client)
 
 	var mu sync.Mutex
 	proxies := map[*baton.Session]*proxy.Proxy{}

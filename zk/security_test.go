@@ -1,7 +1,6 @@
 package zk
 
 import (
-	"crypto/tls"
 	"errors"
 	"net"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/testca"
 	"github.com/batonhq/baton/internal/zktest"
 	gozk "github.com/go-zookeeper/zk"
 )
@@ -78,8 +78,8 @@ func within[T any](t testing.TB, ch <-chan T, limit time.Duration, what string) 
 // digest and a secure client port that requires client certificates from
 // the test's CA.
 func TestSecurity(t *testing.T) {
-	ca := zktest.NewCA(t, "baton test CA")
-	cert := ca.Server(t, "zookeeper")
+	ca := testca.New(t, "baton test CA")
+	cert := ca.Issue(t, "zookeeper")
 	srv := zktest.Start(t, zktest.WithSuperDigest(superPassword),
 		zktest.WithTLS(zktest.TLS{Cert: cert.CertFile, Key: cert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))
 	t.Run("ACL", func(t *testing.T) {
@@ -398,12 +398,12 @@ func testOtherIdentitysDir(t *testing.T, addr string) {
 }
 
 func TestTrusted(t *testing.T) {
-	ca := zktest.NewCA(t, "trust CA")
-	cert := ca.Client(t, "alice")
+	ca := testca.New(t, "trust CA")
+	cert := ca.Issue(t, "alice")
 	ops := gozk.DigestACL(gozk.PermAll, "ops", "pw-ops")[0]
 	o := options{acl: append(append([]gozk.ACL{}, CreatorACL...), ops)}
 	digest("alice")(&o)
-	WithTLS(&tls.Config{Certificates: []tls.Certificate{cert.TLS}})(&o)
+	WithTLS(clientTLS(t, ca.CertFile, &cert))(&o)
 	tr := newTrusted(&o)
 	alice := gozk.DigestACL(gozk.PermAll, "alice", "pw-alice")[0]
 	for _, tc := range []struct {

@@ -3,22 +3,47 @@ package zk
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/testca"
 	"github.com/batonhq/baton/internal/zktest"
 	gozk "github.com/go-zookeeper/zk"
 )
 
+// clientTLS is a client configuration that trusts the CA in caFile and
+// presents leaf, if not nil, as its certificate.
+func clientTLS(t testing.TB, caFile string, leaf *testca.Leaf) *tls.Config {
+	t.Helper()
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{RootCAs: x509.NewCertPool()}
+	if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+		t.Fatalf("no certificate in %s", caFile)
+	}
+	if leaf != nil {
+		c, err := tls.LoadX509KeyPair(leaf.CertFile, leaf.KeyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	}
+	return cfg
+}
+
 // testTLS runs the TLS tests on srv, whose secure client port requires
 // client certificates from ca.
-func testTLS(t *testing.T, srv *zktest.Server, ca *zktest.CA) {
-	client := ca.Client(t, "alice")
-	good := &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{client.TLS}}
+func testTLS(t *testing.T, srv *zktest.Server, ca *testca.CA) {
+	client := ca.Issue(t, "alice")
+	good := clientTLS(t, ca.CertFile, &client)
 
 	t.Run("Mutex", func(t *testing.T) {
 		ctx := ctxT(t)
@@ -84,11 +109,11 @@ func testTLS(t *testing.T, srv *zktest.Server, ca *zktest.CA) {
 	})
 
 	t.Run("WrongCA", func(t *testing.T) {
-		other := zktest.NewCA(t, "some other CA")
+		other := testca.New(t, "some other CA")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		start := time.Now()
-		_, err := Open(ctx, []string{srv.SecureAddr()}, WithTLS(&tls.Config{RootCAs: other.Pool, Certificates: []tls.Certificate{client.TLS}}))
+		_, err := Open(ctx, []string{srv.SecureAddr()}, WithTLS(clientTLS(t, other.CertFile, &client)))
 		t.Log(err)
 		var verr *tls.CertificateVerificationError
 		if !errors.As(err, &verr) {
@@ -107,7 +132,7 @@ func testTLS(t *testing.T, srv *zktest.Server, ca *zktest.CA) {
 		opts []Option
 		want string
 	}{
-		{"NoClientCert", []Option{WithTLS(&tls.Config{RootCAs: ca.Pool})}, "tls"},
+		{"NoClientCert", []Option{WithTLS(clientTLS(t, ca.CertFile, nil))}, "tls"},
 		{"PlainToSecurePort", nil, "use WithTLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testca"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -15,8 +16,8 @@ import (
 // credentials or none, can neither break nor join; they fail with one
 // clear line, passwords never shown.
 func TestZooKeeperSecure(t *testing.T) {
-	ca := zktest.NewCA(t, "baton cli test CA")
-	srvCert, cli := ca.Server(t, "zookeeper"), ca.Client(t, "baton")
+	ca := testca.New(t, "baton cli test CA")
+	srvCert, cli := ca.Issue(t, "zookeeper"), ca.Issue(t, "baton")
 	srv := zktest.Start(t, zktest.WithTLS(zktest.TLS{Cert: srvCert.CertFile, Key: srvCert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))
 	tlsFlags := []string{"--tls-ca", ca.CertFile, "--tls-cert", cli.CertFile, "--tls-key", cli.KeyFile}
 	store := func(cred string) []string {

@@ -1,7 +1,9 @@
 // Package zktest runs a real ZooKeeper server from Debian's zookeeper
 // package for tests: a JVM on a free loopback port with a temporary data
 // directory, four-letter words on, the admin server off and a short tick so
-// that session expiry takes about a second.
+// that session expiry takes about a second. Options add a super user
+// (WithSuperDigest) and a TLS secure client port served by netty (WithTLS,
+// with PEM files such as internal/testca makes).
 package zktest
 
 import (

@@ -2,11 +2,15 @@ package zktest
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testca"
 )
 
 func TestStartServes(t *testing.T) {
@@ -40,15 +44,25 @@ func TestDigest(t *testing.T) {
 }
 
 func TestStartSecure(t *testing.T) {
-	ca := NewCA(t, "zktest CA")
-	srv := ca.Server(t, "server")
-	cli := ca.Client(t, "client")
+	ca := testca.New(t, "zktest CA")
+	srv := ca.Issue(t, "server")
+	cli := ca.Issue(t, "client")
+	pem, err := os.ReadFile(ca.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	cert, err := tls.LoadX509KeyPair(cli.CertFile, cli.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := Start(t, WithSuperDigest("secret"), WithTLS(TLS{Cert: srv.CertFile, Key: srv.KeyFile, CA: ca.CertFile}))
 	if s.SecureAddr() == "" {
 		t.Fatal("no secure address")
 	}
 	d := &net.Dialer{Timeout: 5 * time.Second}
-	c, err := tls.DialWithDialer(d, "tcp", s.SecureAddr(), &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{cli.TLS}})
+	c, err := tls.DialWithDialer(d, "tcp", s.SecureAddr(), &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}})
 	if err != nil {
 		t.Fatalf("TLS to %s: %v", s.SecureAddr(), err)
 	}
