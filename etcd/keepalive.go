@@ -48,9 +48,12 @@ func (c *conn) keepAlive(sent time.Time) {
 			return
 		}
 		t := time.Now()
-		ctx, cancel := context.WithDeadline(c.life, deadline)
-		_, err := c.cli.KeepAliveOnce(ctx, c.lease)
-		cancel()
+		expired, err := c.keepAliveOnce(deadline)
+		if expired {
+			c.end(baton.ErrSessionLost)
+			c.revokeLost()
+			return
+		}
 		switch {
 		case err == nil:
 			deadline = t.Add(c.ttl - margin)
@@ -67,6 +70,27 @@ func (c *conn) keepAlive(sent time.Time) {
 			}
 		}
 		timer.Reset(time.Until(next))
+	}
+}
+
+// keepAliveOnce renews the lease once. It gives up at deadline, reporting
+// expired, at that moment, however long the request would take to fail:
+// the loss must be known before the server can give our keys away.
+func (c *conn) keepAliveOnce(deadline time.Time) (expired bool, err error) {
+	ctx, cancel := context.WithDeadline(c.life, deadline)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.cli.KeepAliveOnce(ctx, c.lease)
+		res <- err
+	}()
+	lost := time.NewTimer(time.Until(deadline))
+	defer lost.Stop()
+	select {
+	case err := <-res:
+		return false, err
+	case <-lost.C:
+		return true, nil
 	}
 }
 

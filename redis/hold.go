@@ -52,19 +52,36 @@ func (h *hold) keep(key string, ttl time.Duration, deadline time.Time, renew ren
 			return
 		case <-next.C:
 		}
+		// The renewal runs on its own so that the validity running out
+		// ends the lease at that moment, however long a blackholed
+		// request takes to give up.
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		type renewed struct {
+			nd  time.Time
+			err error
+		}
+		res := make(chan renewed, 1)
 		go func() {
-			select {
-			case <-h.stop:
-				cancel()
-			case <-ctx.Done():
-			}
+			nd, err := renew(ctx)
+			res <- renewed{nd, err}
 		}()
-		nd, err := renew(ctx)
-		cancel()
+		var nd time.Time
+		var err error
 		select {
 		case <-h.stop:
+			cancel()
 			return // released meanwhile: a failed extend means nothing now
+		case <-expire.C:
+			cancel()
+			h.end(fmt.Errorf("%w: %s: renewal not confirmed before the lock's validity ran out", baton.ErrLost, key))
+			return
+		case r := <-res:
+			cancel()
+			nd, err = r.nd, r.err
+		}
+		select {
+		case <-h.stop:
+			return
 		default:
 		}
 		switch {
