@@ -56,9 +56,6 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 	flags := createFlags(f)
 	var err error
 	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
-		if err := c.checkDir(ctx, dir); err != nil {
-			return baton.Node{}, err
-		}
 		var got string
 		err = c.callThen(ctx, func() error {
 			var e error
@@ -67,7 +64,11 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 		}, func(err error) { c.abandonCreate(got, dir, id, err) })
 		switch {
 		case err == nil:
-			return c.created(ctx, got, f)
+			n, err := c.created(ctx, got, f)
+			if err != nil {
+				return n, err
+			}
+			return c.verifyCreated(ctx, dir, n)
 		case errors.Is(err, baton.ErrNotFound):
 			if err := c.makeParents(ctx, c.abs(dir)); err != nil {
 				return baton.Node{}, err
@@ -85,17 +86,19 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 					return baton.Node{}, err
 				}
 				if found {
-					return n, nil
+					return c.verifyCreated(ctx, dir, n)
 				}
 			}
 		case errors.Is(err, baton.ErrExists) && attempt > 0 && f&baton.Ephemeral != 0:
 			// An earlier attempt whose reply was lost may have made it.
 			_, n, gerr := c.Get(ctx, c.rel(path))
 			if gerr == nil && n.Owner == c.ID() {
-				return n, nil
+				return c.verifyCreated(ctx, dir, n)
 			}
 			return baton.Node{}, err
-		case errors.Is(err, gozk.ErrNoAuth), errors.Is(err, gozk.ErrInvalidACL):
+		case errors.Is(err, gozk.ErrNoAuth):
+			return baton.Node{}, fmt.Errorf("zk: create in %s: its ACL does not let this session's identity create nodes there; it belongs to another identity (see WithAuth): %w", dir, gozk.ErrNoAuth)
+		case errors.Is(err, gozk.ErrInvalidACL):
 			return baton.Node{}, fmt.Errorf("zk: create in %s: %w", dir, err)
 		default:
 			return baton.Node{}, err

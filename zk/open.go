@@ -28,8 +28,8 @@
 // deletable only by the identity that created it, and by the server's
 // super user; anyone may still read them. ZooKeeper checks the right to
 // delete a node on its parent, so it is the lock directory's ACL that
-// protects a holder: a session with WithACL checks that ACL once per
-// directory before creating a node in it, and refuses (ErrUnsafeACL) a
+// protects a holder: a session with WithACL checks that ACL after each
+// node it creates, and refuses (ErrUnsafeACL, removing the node) a
 // directory that would let another identity delete its nodes. One lock path
 // thus belongs to one identity: services that share a lock share its
 // credentials, or an administrator pre-creates the directory granting
@@ -112,8 +112,7 @@ type conn struct {
 	id     int64
 	acl    []gozk.ACL // of every node we create
 
-	trust   trusted             // who an existing dir may let delete (WithACL)
-	checked map[string]struct{} // dirs whose ACL passed checkDir
+	trust trusted // who an existing dir may let delete (WithACL)
 
 	done  chan struct{}
 	timer *time.Timer
@@ -162,7 +161,6 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 		chroot:  o.chroot,
 		acl:     gozk.WorldACL(gozk.PermAll),
 		trust:   newTrusted(&o),
-		checked: map[string]struct{}{},
 		done:    make(chan struct{}),
 		up:      make(chan struct{}),
 		started: make(chan struct{}),

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/batonhq/baton"
 	gozk "github.com/go-zookeeper/zk"
 )
 
@@ -48,15 +49,19 @@ var ErrUnsafeACL = errors.New("zk: directory ACL lets other identities delete it
 // (as in CreatorACL) stands for the session's own identities and needs
 // WithAuth.
 //
-// Before the first node it creates in a directory, a session with WithACL
-// reads that directory's ACL once. If the directory already exists and
-// lets an identity other than the session's own (its digest credentials)
-// or those named in acl delete children or change the ACL, the create fails
-// with an error wrapping ErrUnsafeACL rather than give protection it could
-// not keep: remove the directory or fix its ACL (zkCli's setAcl), or name
-// that identity in acl. A directory that does not let the session create
-// nodes at all fails the same way as the server would, wrapping
-// gozk.ErrNoAuth, and says the directory belongs to another identity.
+// After each node it creates, a session with WithACL reads the ACL of the
+// node's directory (one request more per create): while the node is in
+// it, the directory can be neither deleted nor replaced, so the check
+// holds for the node's whole life. If the directory lets an identity other
+// than the session's own (its digest credentials) or those named in acl
+// delete children or change the ACL, the node is removed and the create
+// fails with an error wrapping ErrUnsafeACL rather than give protection it
+// could not keep: remove the directory or fix its ACL (zkCli's setAcl), or
+// name that identity in acl. A directory that does not let the session
+// create nodes at all fails as the server would, wrapping gozk.ErrNoAuth,
+// and says the directory belongs to another identity. Transactions
+// (baton.Conn.Commit, used by ReliableQueue's claims) check the
+// directories of their creates just before they are sent.
 //
 // Digest ids whose hash the server hides (to a session without ADMIN on
 // the directory it shows "user:x") are matched by user name. The subject
@@ -216,21 +221,13 @@ func (t *trusted) isUs(e gozk.ACL) bool {
 	return slices.Contains(t.schemes, e.Scheme)
 }
 
-// maxCheckedDirs bounds the directories a session remembers as checked.
-const maxCheckedDirs = 10000
-
-// checkDir verifies, once per directory and session, that dir (a user
-// path) does not let strangers delete the nodes we are about to create
-// there. A directory that does not exist yet is not remembered: we create
-// it with our ACL, and check it on the next attempt.
+// checkDir verifies that dir (a user path) does not let strangers delete
+// the nodes baton creates there: its ACL grants delete or admin rights
+// only to identities the session trusts (see WithACL), and lets the
+// session create nodes. A directory that does not exist passes: baton
+// creates it with its own ACL.
 func (c *conn) checkDir(ctx context.Context, dir string) error {
 	if c.trust.all {
-		return nil
-	}
-	c.mu.Lock()
-	_, done := c.checked[dir]
-	c.mu.Unlock()
-	if done {
 		return nil
 	}
 	var acl []gozk.ACL
@@ -259,16 +256,32 @@ func (c *conn) checkDir(ctx context.Context, dir string) error {
 			dir, strings.Join(all, ", "), gozk.ErrNoAuth)
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: %s grants %s; the nodes baton would create there could be deleted by those identities: remove %s or restrict its ACL (zkCli setAcl), or name them in WithACL",
+		return fmt.Errorf("%w: %s grants %s; the nodes baton creates there could be deleted by those identities: remove %s or restrict its ACL (zkCli setAcl), or name them in WithACL",
 			ErrUnsafeACL, dir, strings.Join(bad, ", "), dir)
 	}
-	c.mu.Lock()
-	if len(c.checked) >= maxCheckedDirs {
-		clear(c.checked)
-	}
-	c.checked[dir] = struct{}{}
-	c.mu.Unlock()
 	return nil
+}
+
+// verifyCreated checks, after a create, the ACL of the directory our node
+// n is in: as long as n is there the directory cannot be deleted (nor
+// swapped for another), and only identities checkDir trusts may change its
+// ACL, so one check covers n's whole life. If the check fails or cannot
+// be made, n is removed: a failed Create leaves nothing.
+func (c *conn) verifyCreated(ctx context.Context, dir string, n baton.Node) (baton.Node, error) {
+	if c.trust.all {
+		return n, nil
+	}
+	err := c.checkDir(ctx, dir)
+	if err == nil {
+		return n, nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	path := c.abs(n.Path)
+	if derr := c.retry(cctx, func() error { return c.zc.Delete(path, -1) }); derr != nil && !errors.Is(derr, gozk.ErrNoNode) {
+		return baton.Node{}, fmt.Errorf("%w (and removing %s failed: %v)", err, n.Path, derr)
+	}
+	return baton.Node{}, err
 }
 
 // aclString formats an ACL entry as zkCli shows it: scheme:id:perms.

@@ -90,6 +90,7 @@ func TestSecurity(t *testing.T) {
 		t.Run("AuthSchemeNeedsCredentials", func(t *testing.T) { testAuthSchemeNeedsCredentials(t, addr) })
 		t.Run("UnsafeDir", func(t *testing.T) { testUnsafeDir(t, addr) })
 		t.Run("OtherIdentitysDir", func(t *testing.T) { testOtherIdentitysDir(t, addr) })
+		t.Run("RecreatedDir", func(t *testing.T) { testRecreatedDir(t, addr) })
 	})
 	t.Run("TLS", func(t *testing.T) { testTLS(t, srv, ca) })
 }
@@ -435,5 +436,40 @@ func TestTrusted(t *testing.T) {
 	}
 	if s := aclString(gozk.WorldACL(gozk.PermRead | gozk.PermDelete)[0]); s != "world:anyone:dr" {
 		t.Errorf("aclString = %q", s)
+	}
+}
+
+// testRecreatedDir: a lock directory the session checked before, emptied
+// and recreated open by a stranger (its parent is open to all), is checked
+// again: the next Lock fails and leaves nothing, rather than put the
+// holder's node where the stranger may delete it.
+func testRecreatedDir(t *testing.T, addr string) {
+	ctx := ctxT(t)
+	root := "/open-" + strings.ReplaceAll(t.Name(), "/", "_")
+	anon := rawConn(t, addr)
+	if _, err := anon.Create(root, nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	path := root + "/lock"
+	a := openAs(t, addr, "alice")
+	m := baton.NewMutex(a, path)
+	if _, err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := anon.Delete(path, -1); err != nil && !errors.Is(err, gozk.ErrNoNode) {
+		t.Fatalf("stranger deletes the empty lock dir: %v", err)
+	}
+	if _, err := anon.Create(path, nil, 0, gozk.WorldACL(gozk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.Lock(ctx)
+	if !errors.Is(err, ErrUnsafeACL) {
+		t.Fatalf("Lock in the recreated open dir: %v, want ErrUnsafeACL", err)
+	}
+	if kids := kidsOf(t, ctx, a, path); len(kids) != 0 {
+		t.Fatalf("nodes left in %s: %v", path, kids)
 	}
 }
