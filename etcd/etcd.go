@@ -26,6 +26,14 @@
 // Txns on If(CreateRevision(key) == token), so a stale release never
 // deletes a newer key of the same name (cf. etcd #22082).
 //
+// With authentication on the server, WithAuth gives the user and password
+// (or a client certificate given with WithTLS names the user, by etcd's
+// rule). The keys of a recipe NAME are NAME or lie under NAME/, so a role
+// with readwrite on the key prefix NAME is all a user needs (leases need no
+// permission); a user without it can neither delete a holder's key, nor
+// revoke its lease, nor contend: it gets a permission error at once
+// (IsAuthError), never a wait.
+//
 // Waits never make the server replay history: every watch is opened at the
 // current revision (so the server serves it from its synced watcher group
 // at once, instead of its 100 ms resync loop) and the state is read after
