@@ -407,7 +407,7 @@ func testCuratorDigest(t *testing.T, p peer) {
 	if err := rawConn(t, srv.Addr(), "mallory:pw").Delete(node, -1); !errors.Is(err, gozk.ErrNoAuth) {
 		t.Fatalf("stranger deleting Curator's node: %v, want ErrNoAuth", err)
 	}
-	s := openAt(t, srv.Addr(), 0, digest("alice"), WithACL(CreatorACL...))
+	s := openAt(t, srv.Addr(), secTTL, digest("alice"), WithACL(CreatorACL...))
 	m := baton.NewMutex(s, path)
 	if _, err := m.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
 		t.Fatalf("TryLock while Curator holds: %v, want ErrLocked", err)

@@ -16,6 +16,11 @@ import (
 
 const superPassword = "admin-secret"
 
+// secTTL is the session timeout of the security tests, none of which is
+// about expiry: long enough that TLS handshakes on a loaded machine never
+// cost a session.
+const secTTL = 10 * time.Second
+
 // digest is WithAuth's digest credentials for user.
 func digest(user string) Option { return WithAuth("digest", []byte(user+":pw-"+user)) }
 
@@ -23,7 +28,7 @@ func digest(user string) Option { return WithAuth("digest", []byte(user+":pw-"+u
 // with CreatorACL.
 func openAs(t testing.TB, addr, user string, opts ...Option) *baton.Session {
 	t.Helper()
-	return openAt(t, addr, 0, append([]Option{digest(user), WithACL(CreatorACL...)}, opts...)...)
+	return openAt(t, addr, secTTL, append([]Option{digest(user), WithACL(CreatorACL...)}, opts...)...)
 }
 
 // rawConn is a plain go-zookeeper client, authenticated with the given
@@ -339,7 +344,7 @@ func testAuthSchemeNeedsCredentials(t *testing.T, addr string) {
 		t.Fatal("Open with an empty WithACL: no error")
 	}
 	// An ACL the server refuses (a digest id without its hash).
-	s := openAt(t, addr, 0, digest("alice"), WithACL(gozk.ACL{Perms: gozk.PermAll, Scheme: "digest", ID: "alice"}))
+	s := openAt(t, addr, secTTL, digest("alice"), WithACL(gozk.ACL{Perms: gozk.PermAll, Scheme: "digest", ID: "alice"}))
 	_, err = baton.NewMutex(s, "/bad-acl-"+strings.ReplaceAll(t.Name(), "/", "_")).Lock(ctx)
 	if !errors.Is(err, gozk.ErrInvalidACL) || !strings.Contains(err.Error(), "refused the ACL") {
 		t.Fatalf("Lock with an invalid ACL: %v, want ErrInvalidACL", err)
@@ -375,7 +380,7 @@ func testUnsafeDir(t *testing.T, addr string) {
 	if !errors.Is(err, ErrUnsafeACL) || !strings.Contains(err.Error(), "digest:ops:") {
 		t.Fatalf("Lock in a dir shared with ops: %v, want ErrUnsafeACL naming digest:ops", err)
 	}
-	b := openAt(t, addr, 0, digest("alice"), WithACL(append(CreatorACL, ops)...))
+	b := openAt(t, addr, secTTL, digest("alice"), WithACL(append(CreatorACL, ops)...))
 	m := baton.NewMutex(b, shared)
 	if _, err := m.Lock(ctx); err != nil {
 		t.Fatalf("Lock with ops named in the ACL: %v", err)

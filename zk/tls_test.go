@@ -49,8 +49,8 @@ func testTLS(t *testing.T, srv *zktest.Server, ca *testca.CA) {
 		ctx := ctxT(t)
 		path := testPath(t)
 		// TLS and digest ACLs together, two sessions contending.
-		s1 := openAt(t, srv.SecureAddr(), 0, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
-		s2 := openAt(t, srv.SecureAddr(), 0, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
+		s1 := openAt(t, srv.SecureAddr(), secTTL, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
+		s2 := openAt(t, srv.SecureAddr(), secTTL, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
 		m1, m2 := baton.NewMutex(s1, path), baton.NewMutex(s2, path)
 		l1, err := m1.Lock(ctx)
 		if err != nil {
@@ -82,7 +82,7 @@ func testTLS(t *testing.T, srv *zktest.Server, ca *testca.CA) {
 	t.Run("SharedCertificate", func(t *testing.T) {
 		ctx := ctxT(t)
 		path := testPath(t)
-		s := openAt(t, srv.SecureAddr(), 0, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
+		s := openAt(t, srv.SecureAddr(), secTTL, WithTLS(good), digest("alice"), WithACL(CreatorACL...))
 		if _, err := baton.NewMutex(s, path).Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func testTLS(t *testing.T, srv *zktest.Server, ca *testca.CA) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each waits out its deadline
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
@@ -154,7 +154,7 @@ func testTLS(t *testing.T, srv *zktest.Server, ca *testca.CA) {
 
 	t.Run("TLSToPlainPort", func(t *testing.T) {
 		t.Parallel()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, err := Open(ctx, []string{srv.Addr()}, WithTLS(good))
 		t.Log(err)
