@@ -29,8 +29,9 @@
 // super user; anyone may still read them. ZooKeeper checks the right to
 // delete a node on its parent, so it is the lock directory's ACL that
 // protects a holder: a session with WithACL checks that ACL after each
-// node it creates, and refuses (ErrUnsafeACL, removing the node) a
-// directory that would let another identity delete its nodes. One lock path
+// node it creates (one request more per create), and refuses
+// (ErrUnsafeACL, removing the node) a directory that would let another
+// identity delete its nodes. One lock path
 // thus belongs to one identity: services that share a lock share its
 // credentials, or an administrator pre-creates the directory granting
 // them all. WithTLS connects to the servers' secure client port, with a
