@@ -61,4 +61,19 @@ func TestZooKeeperSecure(t *testing.T) {
 	if _, stderr, code := run(t, env(), append(append([]string{"lock", "--timeout", "10s"}, store("alice:pw-alice@")...), name, "--", "true")...); code != 0 {
 		t.Fatalf("alice again: exit %d stderr %q", code, stderr)
 	}
+
+	// Plain zk:// with credentials: alice's queue items are hers to take.
+	plain := func(cred string) []string { return []string{"--store", "zk://" + cred + srv.Addr()} }
+	if _, stderr, code := run(t, env(), append(append([]string{"queue", "put"}, plain("alice:pw-alice@")...), "/plain/q", "v1")...); code != 0 {
+		t.Fatalf("alice put: exit %d stderr %q", code, stderr)
+	}
+	_, stderr, code := run(t, env(), append(append([]string{"queue", "take", "--timeout", "5s"}, plain("mallory:pw-mallory@")...), "/plain/q")...)
+	t.Logf("mallory's take: exit %d: %s", code, strings.TrimSpace(stderr))
+	if code != 1 || !strings.Contains(stderr, "ACL") || strings.Contains(stderr, "pw-") {
+		t.Errorf("mallory's take: exit %d stderr %q, want 1 and one line about the ACL", code, stderr)
+	}
+	out, stderr, code := run(t, env(), append(append([]string{"queue", "take", "--timeout", "5s"}, plain("alice:pw-alice@")...), "/plain/q")...)
+	if code != 0 || strings.TrimSpace(out) != "v1" {
+		t.Fatalf("alice's take: exit %d stdout %q stderr %q", code, out, stderr)
+	}
 }
