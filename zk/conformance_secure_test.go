@@ -1,7 +1,6 @@
 package zk
 
 import (
-	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,12 +15,8 @@ import (
 
 // TestConformanceSecure runs the whole conformance suite with every
 // session over TLS (client certificates required), authenticated with one
-// digest identity and creating nodes with CreatorACL. It doubles the
-// package's test time, so it runs only with BATON_ZK_SECURE=1.
+// digest identity and creating nodes with CreatorACL.
 func TestConformanceSecure(t *testing.T) {
-	if os.Getenv("BATON_ZK_SECURE") == "" {
-		t.Skip("set BATON_ZK_SECURE=1 to run the conformance suite over TLS with ACLs (about as long as TestConformance)")
-	}
 	ca := testca.New(t, "baton conformance CA")
 	cert := ca.Issue(t, "zookeeper")
 	srv := zktest.Start(t, zktest.WithTLS(zktest.TLS{Cert: cert.CertFile, Key: cert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))
