@@ -18,6 +18,8 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/testca"
 )
 
 // testTTL is the session TTL of the conformance tests: short enough for the fault tests, long enough for a loaded machine under -race.
@@ -27,11 +29,23 @@ const testTTL = 3 * time.Second
 // on its sockets, so Partition can cut it alone (TestFaultCut… does the
 // same through a TCP proxy).
 func harness(t *testing.T) batontest.Harness {
+	return harnessOn(t, "etcd", server(t).Endpoints(), clientv3.Config{})
+}
+
+// harnessOn is harness on the server at endpoints, every client made from
+// base (its TLS and credentials).
+func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Config) batontest.Harness {
 	var n atomic.Int64
 	var gates sync.Map // *baton.Session → *gate
-	admin := rawClient(t, server(t).Endpoints())
-	return batontest.Harness{
-		Name: "etcd",
+	acfg := base
+	acfg.Endpoints, acfg.DialTimeout = endpoints, 5*time.Second
+	admin, err := clientv3.New(acfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	h := batontest.Harness{
+		Name: name,
 		// The queue load tests run at full size (1,000 items) now that
 		// the test server runs outside the race detector.
 		LoadScale: 1,
@@ -40,14 +54,13 @@ func harness(t *testing.T) batontest.Harness {
 				ttl = testTTL
 			}
 			g := newGate()
-			cli, err := clientv3.New(clientv3.Config{
-				Endpoints:            server(t).Endpoints(),
-				DialTimeout:          dialTimeout,
-				DialKeepAliveTime:    time.Second,
-				DialKeepAliveTimeout: time.Second,
-				DialOptions:          []grpc.DialOption{grpc.WithContextDialer(g.dial)},
-				Logger:               zap.NewNop(),
-			})
+			cfg := base
+			cfg.Endpoints = endpoints
+			cfg.DialTimeout = dialTimeout
+			cfg.DialKeepAliveTime, cfg.DialKeepAliveTimeout = time.Second, time.Second
+			cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(g.dial)}
+			cfg.Logger = zap.NewNop()
+			cli, err := clientv3.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,8 +91,11 @@ func harness(t *testing.T) batontest.Harness {
 		DropCreateReply: func(_ testing.TB, s *baton.Session) {
 			s.Conn().(*conn).dropCreateReply.Store(true)
 		},
-		PendingWatches: func(t testing.TB) int { return watchers(t, server(t).Endpoints()[0]) },
 	}
+	if base.TLS == nil {
+		h.PendingWatches = func(t testing.TB) int { return watchers(t, endpoints[0]) }
+	}
+	return h
 }
 
 // watchers reads the number of watchers set on the server from its
@@ -108,4 +124,38 @@ func watchers(t testing.TB, endpoint string) int {
 
 func TestConformance(t *testing.T) {
 	batontest.Run(t, harness(t))
+}
+
+// TestConformanceSecure runs the whole conformance suite on a server with
+// TLS (client certificates required) and authentication on, every session
+// logged in as a user whose role covers the test prefix only.
+func TestConformanceSecure(t *testing.T) {
+	ca := testca.New(t, "baton etcd conformance CA")
+	srvCert, client := ca.Issue(t, "server"), ca.Issue(t, "client")
+	srv := etcdtest.StartWith(t, etcdtest.Options{CertFile: srvCert.CertFile, KeyFile: srvCert.KeyFile,
+		ClientCAFile: ca.CertFile, RootPassword: rootPW})
+	tlsCfg := ca.ClientConfig(t, &client)
+	root, err := clientv3.New(clientv3.Config{Endpoints: srv.Endpoints(), DialTimeout: 10 * time.Second,
+		TLS: tlsCfg, Username: "root", Password: rootPW, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	ctx := testCtx(t)
+	const user, pw = "worker", "w0rker-Pa55"
+	for _, step := range []func() error{
+		func() error { _, err := root.RoleAdd(ctx, "baton-test"); return err },
+		func() error {
+			_, err := root.RoleGrantPermission(ctx, "baton-test", "/baton/", clientv3.GetPrefixRangeEnd("/baton/"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := root.UserAdd(ctx, user, pw); return err },
+		func() error { _, err := root.UserGrantRole(ctx, user, "baton-test"); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := harnessOn(t, "etcd-secure", srv.Endpoints(), clientv3.Config{TLS: tlsCfg, Username: user, Password: pw})
+	batontest.Run(t, h)
 }
