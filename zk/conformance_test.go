@@ -20,6 +20,12 @@ var totalWatches = regexp.MustCompile(`Total watches:\s*(\d+)`)
 // session can be partitioned without the others.
 func harness(t *testing.T) batontest.Harness {
 	srv := zktest.Shared(t)
+	return harnessOn(t, "zk", srv, srv.Addr())
+}
+
+// harnessOn is harness on srv, every session dialing addr (through its
+// proxy) with opts.
+func harnessOn(t *testing.T, name string, srv *zktest.Server, addr string, opts ...Option) batontest.Harness {
 	var mu sync.Mutex
 	proxies := map[*baton.Session]*proxy.Proxy{}
 	proxyOf := func(t testing.TB, s *baton.Session) *proxy.Proxy {
@@ -32,9 +38,10 @@ func harness(t *testing.T) batontest.Harness {
 		return p
 	}
 	return batontest.Harness{
-		Name: "zk",
+		Name: name,
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
-			s, p := openProxied(t, ttl)
+			p := proxy.Start(t, addr)
+			s := openAt(t, p.Addr(), ttl, opts...)
 			mu.Lock()
 			proxies[s] = p
 			mu.Unlock()
