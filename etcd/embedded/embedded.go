@@ -56,6 +56,20 @@ type Config struct {
 	// without use (clients get a new one by themselves); 0 means etcd's
 	// default, 300 s. It is counted in whole seconds.
 	AuthTokenTTL time.Duration
+
+	// CompactEvery, if positive, runs a maintenance round this often:
+	// history older than the previous round is compacted, the backend is
+	// defragmented when more than half of it is free (and at least 1 MiB),
+	// and this member's space-quota (NOSPACE) alarm is disarmed once the
+	// data in use is under half the quota. 0 turns maintenance off, as
+	// etcd's own default does; `baton serve` uses DefaultCompactEvery.
+	CompactEvery time.Duration
+	// QuotaBackendBytes is the backend's space quota: past it etcd raises
+	// its NOSPACE alarm and refuses writes. 0 means etcd's default, 2 GiB.
+	QuotaBackendBytes int64
+	// SnapshotCount is how many applied entries trigger a snapshot (after
+	// which older WAL files can go); 0 means etcd's default, 10,000.
+	SnapshotCount uint64
 }
 
 // TLS reports whether the server serves clients over TLS.
@@ -67,9 +81,12 @@ type Server struct {
 	client string // resolved client host:port
 	peer   string // resolved peer host:port
 
-	mu      sync.Mutex
-	etcd    *embed.Etcd
-	killAll context.CancelFunc // ends every open gRPC stream
+	mu       sync.Mutex
+	etcd     *embed.Etcd
+	killAll  context.CancelFunc // ends every open gRPC stream
+	stopMain context.CancelFunc // ends the maintenance rounds
+	mainDone chan struct{}      // closed when the maintenance rounds ended
+	stats    MaintenanceStats
 }
 
 // readyTimeout bounds how long Start waits for the server to serve.
@@ -140,6 +157,12 @@ func (s *Server) start(ctx context.Context) error {
 	if s.cfg.AuthTokenTTL > 0 {
 		ec.AuthTokenTTL = uint((s.cfg.AuthTokenTTL + time.Second - 1) / time.Second)
 	}
+	if s.cfg.QuotaBackendBytes > 0 {
+		ec.QuotaBackendBytes = s.cfg.QuotaBackendBytes
+	}
+	if s.cfg.SnapshotCount > 0 {
+		ec.SnapshotCount = s.cfg.SnapshotCount
+	}
 	if s.cfg.TLS() {
 		ec.ClientTLSInfo = transport.TLSInfo{
 			CertFile:       s.cfg.CertFile,
@@ -191,8 +214,15 @@ func (s *Server) start(ctx context.Context) error {
 		}
 	}
 	s.client = e.Clients[0].Addr().String()
+	mctx, stopMain := context.WithCancel(context.Background())
+	mainDone := make(chan struct{})
+	if s.cfg.CompactEvery > 0 {
+		go s.maintain(mctx, e, mainDone)
+	} else {
+		close(mainDone)
+	}
 	s.mu.Lock()
-	s.etcd, s.killAll = e, killAll
+	s.etcd, s.killAll, s.stopMain, s.mainDone = e, killAll, stopMain, mainDone
 	s.mu.Unlock()
 	return nil
 }
@@ -216,10 +246,12 @@ func (s *Server) Addr() string { return s.client }
 // stopped server does nothing.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	e, killAll := s.etcd, s.killAll
-	s.etcd, s.killAll = nil, nil
+	e, killAll, stopMain, mainDone := s.etcd, s.killAll, s.stopMain, s.mainDone
+	s.etcd, s.killAll, s.stopMain, s.mainDone = nil, nil, nil, nil
 	s.mu.Unlock()
 	if e != nil {
+		stopMain()
+		<-mainDone
 		killAll()
 		e.Close()
 	}
