@@ -59,6 +59,9 @@ func grantError(err error) error {
 	if IsAuthError(err) {
 		return fmt.Errorf("etcd: grant lease: not allowed (check the user's credentials and roles): %w", err)
 	}
+	if IsNoSpace(err) {
+		return fmt.Errorf("etcd: grant lease: %s: %w", noSpaceHint, err)
+	}
 	return fmt.Errorf("etcd: grant lease: %w", err)
 }
 

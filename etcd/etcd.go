@@ -336,5 +336,8 @@ func (c *conn) fail(ctx context.Context, op string, err error) error {
 	if IsAuthError(err) {
 		return fmt.Errorf("etcd: %s: not allowed (check the credentials and the user's roles): %w", op, err)
 	}
+	if IsNoSpace(err) {
+		return fmt.Errorf("etcd: %s: %s: %w", op, noSpaceHint, err)
+	}
 	return fmt.Errorf("etcd: %s: %w", op, err)
 }
