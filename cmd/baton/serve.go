@@ -11,7 +11,7 @@ import (
 )
 
 // serveSynopsis is serve's usage line.
-const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth]"
+const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth] [--compaction-interval D] [--quota-backend-bytes SIZE] [--snapshot-count N]"
 
 // serve is `baton serve`: a single-node etcd in this process, the store
 // baton uses by default; with --tls-cert and --tls-key it serves TLS only
@@ -26,6 +26,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	key := fs.String("tls-key", "", "PEM `FILE` of the server certificate's key")
 	clientCA := fs.String("tls-client-ca", "", "require client certificates signed by a CA in this PEM `FILE`")
 	auth := fs.Bool("auth", false, "turn on etcd authentication: user root, password from $BATON_AUTH_PASSWORD")
+	ops := addServeOps(fs)
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -35,6 +36,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	}
 	cfg, err := m.serveConfig(*cert, *key, *clientCA, *auth)
 	if err != nil {
+		return err
+	}
+	if err := ops.apply(&cfg); err != nil {
 		return err
 	}
 	sigs := catchSignals()
