@@ -32,11 +32,11 @@ func enqueue(ctx context.Context, c Conn, dir, kind string, data []byte) (Node, 
 	return n, kids, nil
 }
 
-// takeTurn queues a node of kind in dir and waits until blocker clears it.
-// With try it never waits: busy says from a listing whether the lock is
+// takeTurn queues a node of kind in dir, carrying data, and waits until
+// blocker clears it. With try it never waits: busy says from a listing whether the lock is
 // taken before queuing, and a node that would have to wait is removed;
 // both give ErrLocked. A failed or cancelled wait removes our node.
-func takeTurn(ctx context.Context, c Conn, dir, kind string, blocker blockerFunc, try bool, busy func([]Node) bool) (Node, error) {
+func takeTurn(ctx context.Context, c Conn, dir, kind string, data []byte, blocker blockerFunc, try bool, busy func([]Node) bool) (Node, error) {
 	if try {
 		// A contender already in line means the lock is taken: answer
 		// without creating a node.
@@ -48,7 +48,7 @@ func takeTurn(ctx context.Context, c Conn, dir, kind string, blocker blockerFunc
 			return Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
 		}
 	}
-	me, kids, err := enqueue(ctx, c, dir, kind, nil)
+	me, kids, err := enqueue(ctx, c, dir, kind, data)
 	if err != nil {
 		return Node{}, err
 	}

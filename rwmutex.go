@@ -17,7 +17,10 @@ import (
 //
 // On ZooKeeper the nodes follow Apache Curator's InterProcessReadWriteMutex
 // layout (_c_<uuid>-__READ__<seq>, _c_<uuid>-__WRIT__<seq>), so Go and Java
-// services can share one lock path.
+// services can share one lock path. Exclusive lock nodes of other clients
+// on the same path (kazoo's Lock and WriteLock, Curator's and
+// go-zookeeper's mutexes) count as writers; kazoo's ReadLock nodes as
+// readers.
 //
 // An RWMutex value is one holder, re-entrant in each mode. A handle that
 // holds the write lock may also take the read lock (a downgrade: release the
@@ -132,11 +135,11 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) 
 
 	kind, blocker := KindRead, readerBlocker(own)
 	if write {
-		kind, blocker = KindWrite, prevOfKinds(KindRead, KindWrite)
+		kind, blocker = KindWrite, prevOfKinds(KindRead, KindWrite, KindLock)
 	}
-	me, err := takeTurn(ctx, m.s.conn, m.name, kind, blocker, try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, m.s.conn, m.name, kind, m.s.ident, blocker, try, func(kids []Node) bool {
 		for _, k := range kids {
-			if k.Path != own && (k.Kind == KindWrite || write && k.Kind == KindRead) {
+			if k.Path != own && (exclusive(k) || write && k.Kind == KindRead) {
 				return true
 			}
 		}
@@ -153,12 +156,17 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) 
 	return l, nil
 }
 
+// exclusive reports whether n is a writer: an RWMutex writer, or a
+// foreign exclusive lock node on the same path (kazoo's Lock and WriteLock
+// both name theirs "__lock__", which parses as KindLock).
+func exclusive(n Node) bool { return n.Kind == KindWrite || n.Kind == KindLock }
+
 // readerBlocker waits for the nearest earlier writer other than own (the
 // path of a writer this same handle holds, or "").
 func readerBlocker(own string) blockerFunc {
 	return func(kids []Node, me int) int {
 		for j := me - 1; j >= 0; j-- {
-			if kids[j].Kind == KindWrite && kids[j].Path != own {
+			if exclusive(kids[j]) && kids[j].Path != own {
 				return j
 			}
 		}

@@ -17,11 +17,13 @@ const DefaultTTL = 10 * time.Second
 // the client always learns of a loss before the server can hand its locks to
 // someone else. Done is closed then and Err says why.
 type Session struct {
-	conn Conn
+	conn  Conn
+	ident []byte // Identity.Bytes, written into the recipes' nodes
 }
 
-// NewSession wraps a backend connection. It does no I/O.
-func NewSession(c Conn) *Session { return &Session{conn: c} }
+// NewSession wraps a backend connection. It does no I/O. Its recipes write
+// DefaultIdentity into their nodes; see WithIdentity.
+func NewSession(c Conn) *Session { return &Session{conn: c, ident: DefaultIdentity().Bytes()} }
 
 // Conn returns the backend connection under the session.
 func (s *Session) Conn() Conn { return s.conn }

@@ -59,7 +59,7 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 		var got string
 		err = c.callThen(ctx, func() error {
 			var e error
-			got, e = c.zc.Create(path, data, flags, c.acl)
+			got, e = c.zc.Create(path, notNull(data), flags, c.acl)
 			return e
 		}, func(err error) { c.abandonCreate(got, dir, id, err) })
 		switch {
@@ -234,7 +234,7 @@ func (c *conn) makeParents(ctx context.Context, dir string) error {
 	}
 	for i := 0; i < 3; i++ {
 		err := c.retry(ctx, func() error {
-			_, e := c.zc.CreateContainer(dir, nil, gozk.FlagContainer, c.acl)
+			_, e := c.zc.CreateContainer(dir, []byte{}, gozk.FlagContainer, c.acl)
 			return e
 		})
 		switch {
@@ -297,3 +297,13 @@ func (c *conn) callThen(ctx context.Context, f func() error, then func(error)) e
 
 // newID is a create attempt's id: a random UUID, as Curator uses.
 func newID() string { return uuid.NewString() }
+
+// notNull turns nil data into empty bytes. go-zookeeper sends a nil slice
+// as null data, which peers trip over: kazoo's Semaphore and Lock decode
+// every contender's data and fail on None.
+func notNull(data []byte) []byte {
+	if data == nil {
+		return []byte{}
+	}
+	return data
+}

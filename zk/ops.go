@@ -123,7 +123,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 				return err
 			}
 			if op.Kind == baton.OpSet {
-				reqs = append(reqs, &gozk.SetDataRequest{Path: c.abs(op.Node.Path), Data: op.Data, Version: -1})
+				reqs = append(reqs, &gozk.SetDataRequest{Path: c.abs(op.Node.Path), Data: notNull(op.Data), Version: -1})
 			} else {
 				reqs = append(reqs, &gozk.DeleteRequest{Path: c.abs(op.Node.Path), Version: -1})
 			}
@@ -142,7 +142,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			} else if err := checkElem(name); err != nil {
 				return err
 			}
-			reqs = append(reqs, &gozk.CreateRequest{Path: c.abs(baton.Join(op.Dir, name)), Data: op.Data, Acl: c.acl, Flags: createFlags(op.Flags)})
+			reqs = append(reqs, &gozk.CreateRequest{Path: c.abs(baton.Join(op.Dir, name)), Data: notNull(op.Data), Acl: c.acl, Flags: createFlags(op.Flags)})
 			dirs = append(dirs, op.Dir)
 		default:
 			return fmt.Errorf("zk: commit: unknown op kind %d", op.Kind)
