@@ -74,7 +74,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return err
 	}
 	c := d.s.conn
-	me, err := c.Create(ctx, d.name, newUUID(), d.s.ident, Ephemeral)
+	me, err := c.Create(ctx, d.name, newUUID(), d.s.nodeData(), Ephemeral)
 	if err != nil {
 		return err
 	}

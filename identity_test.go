@@ -11,7 +11,7 @@ import (
 )
 
 func TestIdentityRoundTrip(t *testing.T) {
-	id := baton.Identity{Host: "h", PID: 7, Cmd: "report"}
+	id := baton.Identity{Host: "h", PID: 7, Cmd: "report", TTL: 3 * time.Second, Created: time.UnixMilli(1700000000123)}
 	got, ok := baton.ParseIdentity(id.Bytes())
 	if !ok || got != id {
 		t.Fatalf("ParseIdentity(%s) = %+v, %v", id.Bytes(), got, ok)
@@ -52,7 +52,9 @@ func TestIdentityInNodes(t *testing.T) {
 		}
 		for _, k := range kids {
 			data, _, err := s.Conn().Get(ctx, k.Path)
-			if got, ok := baton.ParseIdentity(data); err != nil || !ok || got != id {
+			got, ok := baton.ParseIdentity(data)
+			if err != nil || !ok || got.Host != id.Host || got.PID != id.PID || got.Cmd != id.Cmd ||
+				got.TTL != 10*time.Second || time.Since(got.Created) > time.Minute {
 				t.Fatalf("%s holds %q (%v)", k.Path, data, err)
 			}
 		}
@@ -85,7 +87,8 @@ func TestIdentityInNodes(t *testing.T) {
 		if k.Name == "ready" {
 			continue
 		}
-		if data, _, err := s.Conn().Get(ctx, k.Path); err != nil || string(data) != string(id.Bytes()) {
+		data, _, err := s.Conn().Get(ctx, k.Path)
+		if got, ok := baton.ParseIdentity(data); err != nil || !ok || got.PID != id.PID {
 			t.Fatalf("participant %s holds %q (%v)", k.Path, data, err)
 		}
 	}

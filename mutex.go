@@ -93,7 +93,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}
-	me, err := takeTurn(ctx, m.s.conn, m.name, KindLock, m.s.ident, prevOfKinds(KindLock), try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, m.s.conn, m.name, KindLock, m.s.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
 		for _, k := range kids {
 			if k.Kind == KindLock {
 				return true

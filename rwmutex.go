@@ -137,7 +137,7 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) 
 	if write {
 		kind, blocker = KindWrite, prevOfKinds(KindRead, KindWrite, KindLock)
 	}
-	me, err := takeTurn(ctx, m.s.conn, m.name, kind, m.s.ident, blocker, try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, m.s.conn, m.name, kind, m.s.nodeData(), blocker, try, func(kids []Node) bool {
 		for _, k := range kids {
 			if k.Path != own && (exclusive(k) || write && k.Kind == KindRead) {
 				return true

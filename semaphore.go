@@ -103,7 +103,7 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 		_ = mu.Unlock(ctx)
 	}()
 
-	me, kids, err := enqueue(ctx, c, m.leasesDir(), KindLease, m.s.ident)
+	me, kids, err := enqueue(ctx, c, m.leasesDir(), KindLease, m.s.nodeData())
 	if err != nil {
 		return nil, err
 	}

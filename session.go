@@ -18,12 +18,12 @@ const DefaultTTL = 10 * time.Second
 // someone else. Done is closed then and Err says why.
 type Session struct {
 	conn  Conn
-	ident []byte // Identity.Bytes, written into the recipes' nodes
+	ident Identity // written into the recipes' nodes
 }
 
 // NewSession wraps a backend connection. It does no I/O. Its recipes write
 // DefaultIdentity into their nodes; see WithIdentity.
-func NewSession(c Conn) *Session { return &Session{conn: c, ident: DefaultIdentity().Bytes()} }
+func NewSession(c Conn) *Session { return &Session{conn: c, ident: DefaultIdentity()} }
 
 // Conn returns the backend connection under the session.
 func (s *Session) Conn() Conn { return s.conn }
