@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 )
 
 // serveSynopsis is serve's usage line.
-const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth] [--compaction-interval D] [--quota-backend-bytes SIZE] [--snapshot-count N]"
+const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth] [--compaction-interval D] [--quota-backend-bytes SIZE] [--snapshot-count N] [--name N (--initial-cluster N=h:p,… | --cluster FILE | --join URL) [--listen-peer h:p] [--peer-tls-cert F --peer-tls-key F [--peer-tls-ca F]]] | serve members [--store URL]"
 
 // serve is `baton serve`: a single-node etcd in this process, the store
 // baton uses by default; with --tls-cert and --tls-key it serves TLS only
@@ -19,14 +20,18 @@ const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--tls-c
 // with --auth it turns on etcd authentication as user root with the
 // password in $BATON_AUTH_PASSWORD (never a flag, never printed).
 func (m *Main) serve(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "members" {
+		return m.serveMembers(ctx, args[1:])
+	}
 	fs := m.newFlags("serve", serveSynopsis, nil, false)
-	dir := fs.String("data-dir", "default.etcd", "where the server keeps its data")
+	dir := fs.String("data-dir", "default.etcd", "where the server keeps its data (default for a member: NAME.etcd)")
 	listen := fs.String("listen", "127.0.0.1:2379", "client `host:port` (port 0 picks a free one)")
 	cert := fs.String("tls-cert", "", "server certificate PEM `FILE`: serve clients over TLS only (etcds://)")
 	key := fs.String("tls-key", "", "PEM `FILE` of the server certificate's key")
 	clientCA := fs.String("tls-client-ca", "", "require client certificates signed by a CA in this PEM `FILE`")
 	auth := fs.Bool("auth", false, "turn on etcd authentication: user root, password from $BATON_AUTH_PASSWORD")
 	ops := addServeOps(fs)
+	cluster := addServeCluster(fs)
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -41,6 +46,14 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err := ops.apply(&cfg); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := cluster.apply(&cfg, listen, set["listen"]); err != nil {
+		return err
+	}
+	if cluster.on() && !set["data-dir"] {
+		*dir = cluster.name + ".etcd"
+	}
 	sigs := catchSignals()
 	defer sigs.stop()
 	abs, err := filepath.Abs(*dir)
@@ -48,6 +61,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.DataDir, cfg.ClientAddr = abs, *listen
+	if cluster.on() {
+		fmt.Fprintf(m.Stdout, "baton: etcd member %s starting (peers on %s, data in %s); it serves once a quorum of its cluster is up\n", cluster.name, cluster.listenPeer, abs)
+	}
 	srv, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*embedded.Server, error) {
 		return embedded.Start(ctx, cfg)
 	})
@@ -55,8 +71,12 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return wrapExit(err, "serve")
 	}
 	defer srv.Close()
-	fmt.Fprintf(m.Stdout, "baton: etcd serving on %s (data in %s%s); use --store %s; Ctrl-C stops\n",
-		srv.Addr(), abs, serveModes(cfg, srv), serveStore(cfg, srv))
+	if cluster.on() {
+		fmt.Fprint(m.Stdout, cluster.clusterLine(ctx, cfg, srv, abs))
+	} else {
+		fmt.Fprintf(m.Stdout, "baton: etcd serving on %s (data in %s%s); use --store %s; Ctrl-C stops\n",
+			srv.Addr(), abs, serveModes(cfg, srv), serveStore(cfg, srv))
+	}
 	select {
 	case <-sigs.c:
 	case <-ctx.Done():

@@ -1,9 +1,11 @@
-// Package embedded runs a real single-node etcd server inside the process,
-// on loopback ports, for tests, demos and `baton serve`.
+// Package embedded runs a real etcd server inside the process, for tests,
+// demos and `baton serve`: a single node on loopback ports, or a member of
+// a cluster (Config.Name, InitialCluster, Join).
 package embedded
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -28,9 +30,33 @@ type Config struct {
 	// ClientAddr is the host:port clients connect to; "" means
 	// "127.0.0.1:0", a free loopback port.
 	ClientAddr string
-	// PeerAddr is the host:port of the (unused) peer listener; "" means a
+	// PeerAddr is the host:port of the peer listener (the other members
+	// of a cluster connect to it; a single node uses none); "" means a
 	// free loopback port.
 	PeerAddr string
+	// Name is the member's name; "" means "baton".
+	Name string
+	// InitialCluster lists a new cluster's members as
+	// name=peer-URL[,name=peer-URL…], this member included; "" means a
+	// cluster of this member alone. Only a member's first start reads it:
+	// started again on its data dir, a member rejoins the cluster it
+	// belongs to.
+	InitialCluster string
+	// Join, if not empty, are client URLs of a running cluster this
+	// member is added to (a member add through them, then a start with
+	// the members they list) on its first start; JoinTLS configures TLS
+	// to them. A member with a data dir already simply restarts.
+	Join    []string
+	JoinTLS *tls.Config
+	// PeerCertFile and PeerKeyFile, PEM files of the member's peer
+	// certificate and key, make peer traffic TLS (https peer URLs); with
+	// PeerCAFile, members verify each other's certificates (as server and
+	// as client) against the CAs in it.
+	PeerCertFile, PeerKeyFile, PeerCAFile string
+	// ReadyTimeout bounds how long Start waits for the server to serve:
+	// a member of a cluster serves once a quorum of members is up. 0
+	// means 30 s; negative means until ctx is done.
+	ReadyTimeout time.Duration
 	// Fast shortens the raft heartbeat and election timeouts (10 ms and
 	// 100 ms) so the server is ready in tens of milliseconds, and hashes
 	// passwords with bcrypt's lowest cost. For tests; it also lowers the
@@ -75,6 +101,25 @@ type Config struct {
 // TLS reports whether the server serves clients over TLS.
 func (c Config) TLS() bool { return c.CertFile != "" || c.KeyFile != "" }
 
+// PeerTLS reports whether peer traffic is TLS.
+func (c Config) PeerTLS() bool { return c.PeerCertFile != "" || c.PeerKeyFile != "" }
+
+// PeerScheme is the scheme of peer URLs: https with peer TLS.
+func (c Config) PeerScheme() string {
+	if c.PeerTLS() {
+		return "https"
+	}
+	return "http"
+}
+
+// name is the member's name.
+func (c Config) name() string {
+	if c.Name == "" {
+		return "baton"
+	}
+	return c.Name
+}
+
 // Server is a running embedded etcd.
 type Server struct {
 	cfg    Config
@@ -103,6 +148,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.ClientCAFile != "" && !cfg.TLS() {
 		return nil, errors.New("embedded: ClientCAFile needs CertFile and KeyFile")
+	}
+	if (cfg.PeerCertFile == "") != (cfg.PeerKeyFile == "") {
+		return nil, errors.New("embedded: peer TLS needs both PeerCertFile and PeerKeyFile")
+	}
+	if cfg.PeerCAFile != "" && !cfg.PeerTLS() {
+		return nil, errors.New("embedded: PeerCAFile needs PeerCertFile and PeerKeyFile")
+	}
+	if cfg.InitialCluster != "" && len(cfg.Join) > 0 {
+		return nil, errors.New("embedded: InitialCluster and Join exclude each other")
 	}
 	if cfg.ClientAddr == "" {
 		cfg.ClientAddr = "127.0.0.1:0"
@@ -145,15 +199,33 @@ func (s *Server) start(ctx context.Context) error {
 		return fmt.Errorf("embedded: %w", err)
 	}
 	ec := embed.NewConfig()
-	ec.Name = "baton"
+	ec.Name = s.cfg.name()
 	ec.Dir = s.cfg.DataDir
 	cu := url.URL{Scheme: s.scheme(), Host: s.client}
-	pu := url.URL{Scheme: "http", Host: s.peer}
+	pu := url.URL{Scheme: s.cfg.PeerScheme(), Host: s.peer}
 	ec.ListenClientUrls = []url.URL{cu}
 	ec.AdvertiseClientUrls = []url.URL{cu}
 	ec.ListenPeerUrls = []url.URL{pu}
 	ec.AdvertisePeerUrls = []url.URL{pu}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	if s.cfg.InitialCluster != "" {
+		ec.InitialCluster = s.cfg.InitialCluster
+	}
+	if len(s.cfg.Join) > 0 && !hasMember(s.cfg.DataDir) {
+		initial, err := join(ctx, s.cfg, pu.String())
+		if err != nil {
+			return err
+		}
+		ec.InitialCluster, ec.ClusterState = initial, embed.ClusterStateFlagExisting
+	}
+	if s.cfg.PeerTLS() {
+		ec.PeerTLSInfo = transport.TLSInfo{
+			CertFile:       s.cfg.PeerCertFile,
+			KeyFile:        s.cfg.PeerKeyFile,
+			TrustedCAFile:  s.cfg.PeerCAFile,
+			ClientCertAuth: s.cfg.PeerCAFile != "",
+		}
+	}
 	if s.cfg.AuthTokenTTL > 0 {
 		ec.AuthTokenTTL = uint((s.cfg.AuthTokenTTL + time.Second - 1) / time.Second)
 	}
@@ -197,7 +269,14 @@ func (s *Server) start(ctx context.Context) error {
 		e.Close()
 		return err
 	}
-	t := time.NewTimer(readyTimeout)
+	wait := readyTimeout
+	if s.cfg.ReadyTimeout != 0 {
+		wait = s.cfg.ReadyTimeout
+	}
+	if wait < 0 {
+		wait = 1<<63 - 1
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-e.Server.ReadyNotify():

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/testca"
+)
+
+// TestServeCluster: three `baton serve` member processes on loopback with
+// peer TLS form a cluster (two from --initial-cluster, one from a
+// --cluster file); each startup line names the leader and the --store
+// URL of all three; `baton serve members` lists them with one leader;
+// `baton lock` works through the three; `--join` adds a fourth member,
+// which restarted on its data dir rejoins; a member restarted on its data
+// dir rejoins too.
+func TestServeCluster(t *testing.T) {
+	t.Parallel()
+	ca := testca.New(t, "peers")
+	dir := t.TempDir()
+	var clients, peers [4]string
+	for i := range clients {
+		clients[i], peers[i] = closedPort(t), closedPort(t)
+	}
+	var initial []string
+	file := "# name peer client\n"
+	for i := range 3 {
+		initial = append(initial, fmt.Sprintf("n%d=%s", i+1, peers[i]))
+		file += fmt.Sprintf("n%d %s %s\n", i+1, peers[i], clients[i])
+	}
+	clusterFile := filepath.Join(dir, "cluster")
+	if err := os.WriteFile(clusterFile, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := func(i int) []string {
+		c := ca.Issue(t, fmt.Sprintf("n%d", i+1))
+		a := []string{"serve", "--name", fmt.Sprintf("n%d", i+1), "--data-dir", filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
+			"--peer-tls-cert", c.CertFile, "--peer-tls-key", c.KeyFile, "--peer-tls-ca", ca.CertFile}
+		switch i {
+		case 0, 1:
+			return append(a, "--listen", clients[i], "--initial-cluster", strings.Join(initial, ","))
+		case 2:
+			return append(a, "--cluster", clusterFile)
+		default:
+			return append(a, "--listen", clients[i], "--listen-peer", peers[i], "--join", "etcd://"+clients[0])
+		}
+	}
+	var members [4]*proc
+	for i := range 3 {
+		members[i] = start(t, env(), args(i)...)
+	}
+	store := "etcd://" + strings.Join(clients[:3], ",")
+	line := regexp.MustCompile(`etcd member (n\d) serving on (\S+) \(peers over TLS on (\S+); .*\); cluster of (\d), leader (n\d); use --store (\S+); Ctrl-C stops`)
+	check := func(i, size int, store string) {
+		t.Helper()
+		members[i].waitOutput("Ctrl-C stops\n", 60*time.Second)
+		lines := strings.Split(strings.TrimSpace(members[i].stdout.String()), "\n")
+		m := line.FindStringSubmatch(lines[len(lines)-1])
+		if m == nil || m[1] != fmt.Sprintf("n%d", i+1) || m[2] != clients[i] || m[3] != peers[i] || m[4] != fmt.Sprint(size) || m[6] != store {
+			t.Fatalf("member n%d printed %q, want member n%d on %s (peers %s), cluster of %d, --store %s", i+1, lines, i+1, clients[i], peers[i], size, store)
+		}
+		t.Logf("%s", lines[len(lines)-1])
+	}
+	for i := range 3 {
+		check(i, 3, store)
+	}
+	listMembers := func(want int) string {
+		t.Helper()
+		out, stderr, code := run(t, env(), "serve", "members", "--store", store)
+		rows := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 0 || len(rows) != want+1 || strings.Count(out, " leader\n") != 1 {
+			t.Fatalf("serve members: exit %d, stdout %q, stderr %q; want %d members, one leader", code, out, stderr, want)
+		}
+		return out
+	}
+	t.Logf("members:\n%s", listMembers(3))
+	if out, stderr, code := run(t, env(), "lock", "--store", store, "/cluster", "--", "echo", "held"); code != 0 || out != "held\n" {
+		t.Fatalf("lock through the cluster: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+
+	members[3] = start(t, env(), args(3)...)
+	check(3, 4, "etcd://"+strings.Join(clients[:], ","))
+	listMembers(4)
+	for _, i := range []int{3, 0} {
+		members[i].signal(syscall.SIGTERM)
+		if code := members[i].wait(30 * time.Second); code != 0 {
+			t.Fatalf("member n%d exit %d: %q", i+1, code, members[i].stderr.String())
+		}
+		members[i] = start(t, env(), args(i)...) // same flags, same data dir
+		check(i, 4, "etcd://"+strings.Join(clients[:], ","))
+	}
+	listMembers(4)
+	for _, p := range members {
+		p.signal(syscall.SIGTERM)
+	}
+	for i, p := range members {
+		if code := p.wait(30 * time.Second); code != 0 {
+			t.Errorf("member n%d exit %d: %q", i+1, code, p.stderr.String())
+		}
+	}
+}
+
+// TestServeClusterUsage: wrong cluster flags are usage errors (exit 2),
+// before any data dir is made.
+func TestServeClusterUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--name", "n1"}, "give one of --initial-cluster, --cluster and --join"},
+		{[]string{"--initial-cluster", "n1=127.0.0.1:1"}, "a member of a cluster needs --name"},
+		{[]string{"--name", "n1", "--initial-cluster", "n2=127.0.0.1:1"}, `--initial-cluster has no member "n1"`},
+		{[]string{"--name", "n1", "--initial-cluster", "n1"}, "want NAME=host:port"},
+		{[]string{"--name", "n1", "--initial-cluster", "n1=https://127.0.0.1:1"}, "peer URLs here are http://"},
+		{[]string{"--name", "n1", "--join", "etcd://127.0.0.1:1"}, "--join needs --listen-peer"},
+		{[]string{"--name", "n1", "--join", "zk://127.0.0.1:1", "--listen-peer", "127.0.0.1:2"}, "want the cluster's etcd://"},
+		{[]string{"--listen-peer", "127.0.0.1:2"}, "--listen-peer needs --name"},
+		{[]string{"--peer-tls-cert", "x.pem"}, "--peer-tls-cert and --peer-tls-key go together"},
+		{[]string{"--name", "n1", "--cluster", filepath.Join(dir, "none")}, "--cluster:"},
+	} {
+		data := filepath.Join(dir, "data")
+		_, stderr, code := run(t, env(), append([]string{"serve", "--data-dir", data}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("serve %q: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+		if _, err := os.Stat(data); err == nil {
+			t.Errorf("serve %q left a data dir", tc.args)
+		}
+	}
+}
