@@ -72,15 +72,18 @@ func TestStatusFlagsKazooOnZooKeeper(t *testing.T) {
 
 	out := waitStatus(t, e, "/kz", 2)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[2], "holder") || !strings.Contains(lines[2], "/kz/_c_") {
+	// NAME on URL, the recipe, the table's header, then one row each.
+	if len(lines) != 5 || !strings.Contains(lines[3], "holder") || !strings.Contains(lines[3], "/kz/_c_") {
 		t.Fatalf("first contender is not baton's Curator-layout holder: %q", out)
 	}
-	if !strings.Contains(lines[3], "__lock__") || !strings.Contains(lines[3], "unsafe: kazoo node under a Curator-layout path") {
+	if !strings.Contains(lines[4], "__lock__") || !strings.Contains(lines[4], "kazoo node under a Curator-layout path") ||
+		!strings.Contains(lines[4], "foreign (kazoo)") || !strings.Contains(lines[4], "check the kazoo client's code") {
 		t.Errorf("kazoo node not flagged: %q", out)
 	}
-	// Owner, token and age come from each node's stat on ZooKeeper.
-	if !regexp.MustCompile(` holder +(0x)?[0-9a-f]+ +[0-9.]+m?s +[1-9][0-9]* `).MatchString(lines[2]) {
-		t.Errorf("holder row lacks session, age or token: %q", lines[2])
+	// Identity from the node's data; age and token from its stat; the TTL
+	// is the holder's session timeout, a bound.
+	if !regexp.MustCompile(` holder +\S+ pid [0-9]+ baton +[0-9.]+m?s +≤10s +[1-9][0-9]* `).MatchString(lines[3]) {
+		t.Errorf("holder row lacks identity, age, TTL or token: %q", lines[3])
 	}
 	holder.signal(syscall.SIGINT)
 	if code := holder.wait(10 * time.Second); code != 0 {

@@ -5,48 +5,39 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
+	"io"
+	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 )
 
-// wrapMargin is how close to the signed 32-bit limit a ZooKeeper sequence
-// may get before status calls it unsafe.
-const wrapMargin = 1 << 20
+// exitNotHeld is `status --held`'s status when nobody holds NAME.
+const exitNotHeld = 3
 
-// statusNode is one row of `baton status`.
-type statusNode struct {
-	Pos     int      `json:"pos"`
-	Role    string   `json:"role"`
-	Session string   `json:"session,omitempty"`
-	Age     string   `json:"age,omitempty"`
-	AgeMS   int64    `json:"age_ms,omitempty"`
-	Token   int64    `json:"token"`
-	Seq     int64    `json:"seq"`
-	Kind    string   `json:"kind"`
-	Node    string   `json:"node"`
-	Flags   []string `json:"flags,omitempty"`
-}
-
-// statusReport is `baton status --json`'s output.
+// statusReport is `baton status --json`'s output: the layout reader's
+// report, with the store it was read from.
 type statusReport struct {
-	Name    string       `json:"name"`
-	Store   string       `json:"store"`
-	Holders int          `json:"holders"`
-	Waiters int          `json:"waiters"`
-	Nodes   []statusNode `json:"nodes"`
+	Store string `json:"store"`
+	Held  bool   `json:"held"`
+	layout.Report
 }
 
-// status is `baton status [flags] [--json] NAME`.
+// status is `baton status [flags] [--json] [--held] [--watch] NAME`.
 func (m *Main) status(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("status", "status [--store URL] [--json] NAME", &sf, false)
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs := m.newFlags("status", "status [--store URL] [--json] [--held | --watch] NAME\n\n"+
+		"Shows who holds NAME and who waits, for every recipe (locks, read/write locks, semaphores,\n"+
+		"elections, barriers, queues) and for the peers sharing its layout (Curator, kazoo,\n"+
+		"go-zookeeper, etcdctl): role, identity (host, pid, command), age, TTL left, token, and\n"+
+		"warnings where a peer's layout does not mix with baton's (docs/interop.md).\n\n"+
+		"Exit status: 0; with --held 0 if someone holds NAME (a lock or read/write holder, a leader,\n"+
+		"a semaphore lease), 3 if nobody does; 1 if the store cannot be read; 2 for bad usage.", &sf, false)
+	asJSON := fs.Bool("json", false, "print one JSON object (with --watch, one per change)")
+	held := fs.Bool("held", false, "print nothing; exit 0 if NAME is held, 3 if not")
+	watch := fs.Bool("watch", false, "redraw whenever NAME changes, until interrupted")
 	pos, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -55,215 +46,232 @@ func (m *Main) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *held && *watch {
+		return usageErr("status: --held and --watch do not mix")
+	}
 	sf.name = name
 	u, err := sf.parse()
 	if err != nil {
 		return err
 	}
-	var rep statusReport
+	var src statusSource
 	if !u.HasSessions() {
-		locks, err := store.InspectRedis(ctx, u, name, sf.options())
-		if errors.Is(err, store.ErrBadTLS) {
-			return usageErr("%v", err)
-		}
-		if err != nil {
-			return err
-		}
-		rep = describeRedis(name, u, locks)
+		src = &redisSource{u: u, name: name, o: sf.options()}
 	} else {
 		s, err := m.open(ctx, &sf)
 		if err != nil {
 			return err
 		}
 		defer closeStore(s)
-		lctx, cancel := context.WithTimeout(ctx, sf.dial)
-		defer cancel()
-		kids, err := listNodes(lctx, s.Session.Conn(), name)
-		if err != nil {
-			return fmt.Errorf("status %s: %w", name, err)
+		src = &sessionSource{s: s, name: name, dial: sf.dial}
+	}
+	if *watch {
+		return m.watchStatus(ctx, src, *asJSON)
+	}
+	rep, err := src.read(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *held && !*asJSON:
+	case *asJSON:
+		if err := json.NewEncoder(m.Stdout).Encode(rep); err != nil {
+			return err
 		}
-		rep = describe(name, s.URL, kids, time.Now())
+	default:
+		printStatus(m.Stdout, rep)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(m.Stdout)
-		return enc.Encode(rep)
+	if *held && !rep.Held {
+		return exitWith(exitNotHeld, nil)
 	}
-	m.printStatus(rep)
 	return nil
 }
 
-// listNodes lists name's children in order, reading each node whose
-// listing lacks its owner, token or age (ZooKeeper lists names only).
-// A node gone in between is left out.
-func listNodes(ctx context.Context, c baton.Conn, name string) ([]baton.Node, error) {
-	kids, err := c.Children(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	out := kids[:0]
-	for _, k := range kids {
-		if k.Token == 0 || k.Created.IsZero() {
-			_, n, err := c.Get(ctx, k.Path)
-			if errors.Is(err, baton.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			k.Token, k.Owner = n.Token, n.Owner
-			if k.Created.IsZero() {
-				k.Created = n.Created
-			}
+// watchStatus prints the report, then again after every change, until
+// ctx ends or a signal arrives.
+func (m *Main) watchStatus(ctx context.Context, src statusSource, asJSON bool) error {
+	sigs := catchSignals()
+	defer sigs.stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs.c:
+			cancel()
+		case <-ctx.Done():
 		}
-		out = append(out, k)
+	}()
+	tty := isTerminal(m.Stdout)
+	var last string
+	for {
+		rep, err := src.read(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		if asJSON {
+			_ = json.NewEncoder(&b).Encode(rep)
+		} else {
+			printStatus(&b, rep)
+		}
+		if out := b.String(); out != last {
+			last = out
+			if tty && !asJSON {
+				fmt.Fprint(m.Stdout, "\033[H\033[2J")
+			} else if !asJSON {
+				fmt.Fprintf(m.Stdout, "-- %s\n", time.Now().Format(time.TimeOnly))
+			}
+			fmt.Fprint(m.Stdout, out)
+		}
+		if err := src.wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
 	}
-	return out, nil
 }
 
-// describe assigns roles in order: who holds, who waits, and what looks
-// foreign or unsafe.
-func describe(name string, u store.URL, kids []baton.Node, now time.Time) statusReport {
-	rep := statusReport{Name: name, Store: u.String(), Nodes: []statusNode{}}
-	curator := false
-	for _, k := range kids {
-		if strings.HasPrefix(k.Name, "_c_") {
-			curator = true
-		}
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	var lockSeen, writeSeen, anySeen, latchSeen bool
-	for i, k := range kids {
-		n := statusNode{Pos: i + 1, Session: k.Owner, Token: k.Token, Seq: k.Seq, Kind: k.Kind, Node: k.Path}
-		if !k.Created.IsZero() {
-			age := now.Sub(k.Created)
-			n.AgeMS = age.Milliseconds()
-			n.Age = age.Round(100 * time.Millisecond).String()
-		}
-		switch k.Kind {
-		case baton.KindLock:
-			n.Role = ifElse(lockSeen, "waiter", "holder")
-			lockSeen = true
-		case baton.KindWrite:
-			n.Role = ifElse(anySeen, "waiter", "holder")
-			writeSeen = true
-		case baton.KindRead:
-			n.Role = ifElse(writeSeen, "waiter", "holder")
-		case baton.KindLatch:
-			n.Role = ifElse(latchSeen, "candidate", "leader")
-			latchSeen = true
-		case baton.KindLease:
-			n.Role = "lease"
-		case baton.KindQueue:
-			n.Role = "item"
-		case "":
-			n.Role = "foreign"
-			n.Flags = append(n.Flags, "foreign: no recipe recognises this node; it is ignored")
-		default:
-			n.Role = "node"
-		}
-		if k.Kind == baton.KindRead || k.Kind == baton.KindWrite || k.Kind == baton.KindLock {
-			anySeen = true
-		}
-		if strings.Contains(k.Name, "__lock__") || strings.Contains(k.Name, "__rlock__") {
-			f := "kazoo node"
-			if curator {
-				// kazoo counts only "__lock__" names as contenders: it does
-				// not wait for Curator-layout nodes, so both may hold.
-				f = "unsafe: kazoo node under a Curator-layout path (kazoo ignores Curator nodes, so both may hold)"
-			}
-			n.Flags = append(n.Flags, f)
-		}
-		if u.IsZooKeeper() {
-			if f := wrapFlag(k.Name); f != "" {
-				n.Flags = append(n.Flags, f)
-			}
-		}
-		switch n.Role {
-		case "holder", "leader":
-			rep.Holders++
-		case "waiter", "candidate":
-			rep.Waiters++
-		}
-		rep.Nodes = append(rep.Nodes, n)
-	}
-	return rep
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// describeRedis lists each server's holder and waiters of a Redis lock;
-// on Redlock a holder counts once it holds a majority of the servers.
-func describeRedis(name string, u store.URL, locks []store.RedisLock) statusReport {
-	rep := statusReport{Name: name, Store: u.String(), Nodes: []statusNode{}}
-	votes := map[string]int{}
-	waiting := map[string]bool{}
-	for _, l := range locks {
-		if l.Holder != "" {
-			votes[l.Holder]++
-			rep.Nodes = append(rep.Nodes, statusNode{Pos: len(rep.Nodes) + 1, Role: "holder", Session: l.Holder,
-				Token: l.Token, Kind: baton.KindLock, Node: name + "@" + l.Server,
-				Flags: []string{fmt.Sprintf("ttl %v left", l.Left.Round(time.Millisecond))}})
-		}
-		for i, w := range l.Waiters {
-			waiting[w] = true
-			rep.Nodes = append(rep.Nodes, statusNode{Pos: len(rep.Nodes) + 1, Role: "waiter", Session: w,
-				Seq: int64(i + 1), Kind: baton.KindLock, Node: name + ":queue@" + l.Server})
-		}
-	}
-	need := 1
-	if u.Scheme == store.Redlock {
-		need = len(locks)/2 + 1
-	}
-	for _, n := range votes {
-		if n >= need {
-			rep.Holders++
-		}
-	}
-	rep.Waiters = len(waiting)
-	return rep
+// statusSource reads a name's report and waits for it to change.
+type statusSource interface {
+	read(ctx context.Context) (statusReport, error)
+	wait(ctx context.Context) error
 }
 
-// wrapFlag flags a ZooKeeper sequence (the name's last ten characters,
-// printed by the server as %010d of a signed 32-bit counter) at or past
-// the wrap.
-func wrapFlag(name string) string {
-	if len(name) < 10 {
-		return ""
-	}
-	seq, err := strconv.ParseInt(name[len(name)-10:], 10, 64)
-	if err != nil {
-		return ""
-	}
+// sessionSource reads ZooKeeper and etcd through the layout reader.
+type sessionSource struct {
+	s    *store.Store
+	name string
+	dial time.Duration
+	last layout.Listing
+}
+
+func (r *sessionSource) kind() string {
 	switch {
-	case seq < 0 || seq > math.MaxInt32:
-		return "unsafe: sequence wrapped past 2147483647"
-	case seq > math.MaxInt32-wrapMargin:
-		return fmt.Sprintf("unsafe: sequence %d is near the 32-bit wrap", seq)
+	case r.s.URL.IsZooKeeper():
+		return layout.StoreZooKeeper
+	case r.s.URL.IsEtcd():
+		return layout.StoreEtcd
 	}
-	return ""
+	return layout.StoreMemory
 }
 
-func ifElse(c bool, a, b string) string {
-	if c {
-		return a
+func (r *sessionSource) read(ctx context.Context) (statusReport, error) {
+	lctx, cancel := context.WithTimeout(ctx, r.dial+10*time.Second)
+	defer cancel()
+	l, err := layout.Read(lctx, r.s.Session.Conn(), r.kind(), r.name)
+	if err != nil {
+		return statusReport{}, fmt.Errorf("status %s: %w", r.name, err)
 	}
-	return b
+	r.last = l
+	rep := layout.Describe(l, time.Now())
+	return statusReport{Store: r.s.URL.String(), Held: rep.Held(), Report: rep}, nil
 }
 
-func (m *Main) printStatus(rep statusReport) {
-	fmt.Fprintf(m.Stdout, "%s on %s: %d holding, %d waiting\n", rep.Name, rep.Store, rep.Holders, rep.Waiters)
-	if len(rep.Nodes) == 0 {
-		fmt.Fprintln(m.Stdout, "  (no nodes)")
-		return
+// wait returns once any directory read last differs, or the name itself
+// appears or goes, watched with the store's own watches. It also returns
+// after a minute, so ages and TTLs are refreshed now and then.
+func (r *sessionSource) wait(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c := r.s.Session.Conn()
+	changed := make(chan error, 16)
+	watch := func(f func() error) {
+		go func() { changed <- f() }()
 	}
-	tw := tabwriter.NewWriter(m.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tROLE\tSESSION\tAGE\tTOKEN\tNODE\tFLAGS")
-	for _, n := range rep.Nodes {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Pos, n.Role, dash(n.Session), dash(n.Age), n.Token, n.Node, strings.Join(n.Flags, "; "))
+	dirs := []string{"", layout.DirLocks, layout.DirLeases, layout.DirClaims}
+	if r.kind() == layout.StoreZooKeeper {
+		dirs = append(dirs, layout.DirEntries, layout.DirTaken)
 	}
-	tw.Flush()
+	for _, d := range dirs {
+		path := r.name
+		if d != "" {
+			path = strings.TrimSuffix(r.name, "/") + "/" + d
+		}
+		since := nodesOf(r.last.Dirs[d])
+		watch(func() error { return c.WaitChildren(ctx, path, since) })
+	}
+	if r.kind() == layout.StoreZooKeeper {
+		since := nodesOf(r.last.Dirs[layout.DirKazooLock])
+		watch(func() error { return c.WaitChildren(ctx, r.name+layout.DirKazooLock, since) })
+	}
+	if !r.last.Exists {
+		watch(func() error { _, err := c.WaitExists(ctx, r.name); return err })
+	}
+	err := <-changed
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return nil // the periodic refresh
+	}
+	return err
 }
 
-func dash(s string) string {
-	if s == "" {
-		return "-"
+// redisSource reads a Redis or Redlock lock on every server.
+type redisSource struct {
+	u    store.URL
+	name string
+	o    store.Options
+	last string
+}
+
+func (r *redisSource) read(ctx context.Context) (statusReport, error) {
+	locks, err := store.InspectRedis(ctx, r.u, r.name, r.o)
+	if errors.Is(err, store.ErrBadTLS) {
+		return statusReport{}, usageErr("%v", err)
 	}
-	return s
+	if err != nil {
+		return statusReport{}, err
+	}
+	rep := describeRedis(r.name, r.u, locks, time.Now())
+	b, _ := json.Marshal(rep)
+	r.last = string(b)
+	return rep, nil
+}
+
+// wait polls: Redis keeps no watches a reader could use without taking
+// part in the lock's hand-off.
+func (r *redisSource) wait(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+		locks, err := store.InspectRedis(ctx, r.u, r.name, r.o)
+		if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(describeRedis(r.name, r.u, locks, time.Now()))
+		if !sameRedis(string(b), r.last) {
+			return nil
+		}
+	}
+}
+
+// sameRedis compares two reports without the TTLs, which count down.
+func sameRedis(a, b string) bool {
+	var x, y statusReport
+	_ = json.Unmarshal([]byte(a), &x)
+	_ = json.Unmarshal([]byte(b), &y)
+	for i := range x.Entries {
+		x.Entries[i].TTL = 0
+	}
+	for i := range y.Entries {
+		y.Entries[i].TTL = 0
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
 }

@@ -22,12 +22,12 @@ func TestStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v: %q", err, out)
 	}
-	if rep.Name != "st" || rep.Store != u || rep.Holders != 1 || rep.Waiters != 1 || len(rep.Nodes) != 2 {
+	if rep.Name != "st" || rep.Store != u || rep.Holders != 1 || rep.Waiters != 1 || len(rep.Entries) != 2 {
 		t.Fatalf("report %+v", rep)
 	}
-	h, w := rep.Nodes[0], rep.Nodes[1]
+	h, w := rep.Entries[0], rep.Entries[1]
 	if h.Role != "holder" || w.Role != "waiter" || h.Session == "" || h.Session == w.Session || h.Token >= w.Token {
-		t.Fatalf("nodes %+v", rep.Nodes)
+		t.Fatalf("nodes %+v", rep.Entries)
 	}
 	holder.signal(2)
 	if code := waiter.wait(10 * time.Second); code != 0 {
@@ -72,8 +72,8 @@ func TestStatusRedis(t *testing.T) {
 				}
 				<-time.After(20 * time.Millisecond) // poll interval
 			}
-			if rep.Holders != 1 || rep.Nodes[0].Role != "holder" || rep.Nodes[0].Session == "" ||
-				len(rep.Nodes) != len(addrs)+want {
+			if rep.Holders != 1 || rep.Entries[0].Role != "holder" || rep.Entries[0].Session == "" ||
+				len(rep.Entries) != len(addrs)+want {
 				t.Fatalf("report %+v", rep)
 			}
 			holder.signal(2)

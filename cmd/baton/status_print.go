@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/layout"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// nodesOf returns the nodes of a directory's listing.
+func nodesOf(kids []layout.Child) []baton.Node {
+	out := make([]baton.Node, len(kids))
+	for i, k := range kids {
+		out[i] = k.Node
+	}
+	return out
+}
+
+// describeRedis lists each server's holder and waiters of a Redis lock;
+// on Redlock a holder counts once it holds a majority of the servers.
+func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.Time) statusReport {
+	rep := layout.Report{Name: name, Entries: []layout.Entry{}}
+	votes := map[string]int{}
+	waiting := map[string]bool{}
+	for _, l := range locks {
+		if l.Holder != "" {
+			votes[l.Holder]++
+			rep.Entries = append(rep.Entries, layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
+				Role: layout.RoleHolder, Identity: redisIdentity(l.Holder), Session: l.Holder, Age: -1, TTL: l.Left,
+				Token: l.Token, Kind: baton.KindLock, Node: name + "@" + l.Server})
+		}
+		for i, w := range l.Waiters {
+			waiting[w] = true
+			rep.Entries = append(rep.Entries, layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
+				Role: layout.RoleWaiter, Identity: redisIdentity(w), Session: w, Age: -1, TTL: -1,
+				Seq: int64(i + 1), Kind: baton.KindLock, Node: name + ":queue@" + l.Server})
+		}
+	}
+	if len(rep.Entries) > 0 {
+		rep.Recipes = []string{layout.RecipeMutex}
+	}
+	need := 1
+	if u.Scheme == store.Redlock {
+		need = len(locks)/2 + 1
+	}
+	for _, n := range votes {
+		if n >= need {
+			rep.Holders++
+		}
+	}
+	rep.Waiters = len(waiting)
+	return statusReport{Store: u.String(), Held: rep.Held(), Report: rep}
+}
+
+// redisIdentity is a Redis holder's identity where its value carries one.
+func redisIdentity(v string) string {
+	if id, ok := baton.ParseIdentity([]byte(v)); ok {
+		return fmt.Sprintf("%s pid %d %s", id.Host, id.PID, id.Cmd)
+	}
+	return "foreign"
+}
+
+// summary says what the name holds besides its holders and waiters.
+func summary(r layout.Report) string {
+	var parts []string
+	for _, rc := range r.Recipes {
+		switch rc {
+		case layout.RecipeSemaphore, layout.RecipeKazooSemaphore:
+			if r.Permits > 0 {
+				rc += fmt.Sprintf(" of %d", r.Permits)
+			}
+		case layout.RecipeQueue, layout.RecipeReliableQueue, layout.RecipeKazooQueue, layout.RecipeKazooLocking:
+			rc += fmt.Sprintf(" (%d items", r.Items)
+			if r.Claimed > 0 {
+				rc += fmt.Sprintf(", %d claimed", r.Claimed)
+			}
+			rc += ")"
+		case layout.RecipeBarrier:
+			rc += " (set)"
+		case layout.RecipeDoubleBarrier:
+			rc += fmt.Sprintf(" (%d in, %s)", r.Participants, ifElse(r.Open, "open", "not open"))
+		}
+		parts = append(parts, rc)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printStatus(w io.Writer, rep statusReport) {
+	fmt.Fprintf(w, "%s on %s: %d holding, %d waiting\n", rep.Name, rep.Store, rep.Holders, rep.Waiters)
+	if s := summary(rep.Report); s != "" {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+	for _, x := range rep.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", x)
+	}
+	if len(rep.Entries) == 0 {
+		fmt.Fprintln(w, "  (no nodes)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tROLE\tIDENTITY\tAGE\tTTL\tTOKEN\tNODE\tFLAGS")
+	for _, n := range rep.Entries {
+		id := n.Identity
+		if n.Peer != "" && n.Peer != layout.PeerBaton {
+			id += " (" + n.Peer + ")"
+		}
+		if n.Value != "" {
+			id += " value=" + n.Value
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Pos, n.Role, id, age(n.Age), ttl(n), n.Token, n.Node, strings.Join(n.Flags, "; "))
+	}
+	tw.Flush()
+}
+
+func age(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+func ttl(n layout.Entry) string {
+	switch {
+	case n.TTL < 0:
+		return "-"
+	case n.TTLBound:
+		return "≤" + n.TTL.Round(time.Millisecond).String()
+	}
+	return n.TTL.Round(time.Millisecond).String()
+}
+
+func ifElse(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,400 @@
+package layout
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/batonhq/baton"
+)
+
+// wrapMargin is how close to the signed 32-bit limit a ZooKeeper sequence
+// may get before it is flagged.
+const wrapMargin = 1 << 20
+
+var (
+	uuidName    = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	kazooHex    = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	kazooEntry  = regexp.MustCompile(`^entry-\d{3}-\d{10}$`)
+	kazooLockRe = regexp.MustCompile(`__r?lock__-?\d{10}$`)
+)
+
+// Warnings on a name; docs/interop.md explains each.
+const (
+	WarnLeaderSelector = "unsafe: lock- nodes among latch- candidates: Curator's LeaderSelector (an InterProcessMutex) and kazoo's Election order only their own lock nodes, so they lead beside a LeaderLatch or baton Election leader; do not mix them on one name"
+	WarnKazooSemaphore = "unsafe: kazoo Semaphore layout (NAME/<hex> leases, NAME-__lock__): baton's Semaphore refuses this name, and kazoo counts the locks and leases directories of baton's and Curator's semaphores as leases held; use one of them per name"
+	WarnKazooQueue     = "kazoo Queue items (entry-…): baton's Queue ignores them, and kazoo takes baton's qn- items only after all of its own, so order across producers is lost; use one client's queue per name"
+	WarnKazooLocking   = "kazoo LockingQueue layout (NAME/entries, NAME/taken): baton's queues never see its items, nor it theirs; use one client's queue per name"
+	FlagKazooCurator   = "unsafe unless set up for it: kazoo node under a Curator-layout path. A kazoo Lock made without extra_lock_patterns=[\"-lock-\"] (a WriteLock without \"__READ__\", \"__WRIT__\"; a ReadLock without \"__WRIT__\") ignores Curator's and baton's nodes and holds beside them; the names look the same either way, so check the kazoo client's code"
+	FlagForeign        = "foreign: no recipe recognises this node; it is ignored"
+)
+
+// Describe turns a Listing into a Report at time now. It does no I/O.
+func Describe(l Listing, now time.Time) Report {
+	d := describer{l: l, now: now, rep: Report{Name: l.Name, Entries: []Entry{}}}
+	d.root()
+	d.semaphore()
+	d.kazooSemaphore()
+	d.queues()
+	if l.Exists && len(l.Dirs[""]) == 0 && len(d.rep.Entries) == 0 {
+		d.rep.BarrierSet = true
+		d.recipe(RecipeBarrier)
+	}
+	for i := range d.rep.Entries {
+		d.rep.Entries[i].Pos = i + 1
+	}
+	return d.rep
+}
+
+type describer struct {
+	l   Listing
+	now time.Time
+	rep Report
+}
+
+func (d *describer) recipe(r string) {
+	for _, x := range d.rep.Recipes {
+		if x == r {
+			return
+		}
+	}
+	d.rep.Recipes = append(d.rep.Recipes, r)
+}
+
+func (d *describer) warn(w string) {
+	for _, x := range d.rep.Warnings {
+		if x == w {
+			return
+		}
+	}
+	d.rep.Warnings = append(d.rep.Warnings, w)
+}
+
+func (d *describer) add(e Entry) {
+	switch e.Role {
+	case RoleHolder, RoleLeader:
+		d.rep.Holders++
+	case RoleWaiter, RoleCandidate:
+		d.rep.Waiters++
+	}
+	if e.Recipe != "" {
+		d.recipe(e.Recipe)
+	}
+	d.rep.Entries = append(d.rep.Entries, e)
+}
+
+// kazooSemaphore reports whether the name holds kazoo's Semaphore: its
+// admission lock beside the name, or its permits in the name's data with
+// its hex-named leases under it.
+func (d *describer) isKazooSemaphore() bool {
+	if len(d.l.Dirs[DirKazooLock]) > 0 {
+		return true
+	}
+	if _, err := strconv.Atoi(string(d.l.Data)); err != nil {
+		return false
+	}
+	for _, k := range d.l.Dirs[""] {
+		if kazooHex.MatchString(k.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// root describes the name's own children.
+func (d *describer) root() {
+	kids := d.l.Dirs[""]
+	zk := d.l.Store == StoreZooKeeper
+	kazooSem := d.isKazooSemaphore()
+	curator := false
+	hasLatch, rw, etcdElect := false, false, false
+	for _, k := range kids {
+		curator = curator || strings.HasPrefix(k.Name, "_c_")
+		hasLatch = hasLatch || k.Kind == baton.KindLatch
+		rw = rw || k.Kind == baton.KindRead || k.Kind == baton.KindWrite
+		if d.l.Store == StoreEtcd && k.Kind == baton.KindLock && len(k.Data) > 0 {
+			if _, ok := baton.ParseIdentity(k.Data); !ok {
+				etcdElect = true // etcdctl elect and v3election write the value
+			}
+		}
+	}
+	election := hasLatch || etcdElect
+	var exclusiveSeen, anySeen, leaderSeen bool
+	for _, k := range kids {
+		e := d.entry(k)
+		switch {
+		case election && (k.Kind == baton.KindLatch || k.Kind == baton.KindLock):
+			e.Recipe = RecipeElection
+			e.Role = ifElse(leaderSeen, RoleCandidate, RoleLeader)
+			leaderSeen = true
+			e.Value = printable(k.Data)
+			if zk && hasLatch && k.Kind == baton.KindLock {
+				e.Flags = append(e.Flags, WarnLeaderSelector)
+				d.warn(WarnLeaderSelector)
+			}
+		case k.Kind == baton.KindLock || k.Kind == baton.KindWrite:
+			e.Recipe = ifElse(rw, RecipeRWMutex, RecipeMutex)
+			e.Role = ifElse(anySeen, RoleWaiter, RoleHolder)
+			exclusiveSeen, anySeen = true, true
+		case k.Kind == baton.KindRead:
+			e.Recipe = RecipeRWMutex
+			e.Role = ifElse(exclusiveSeen, RoleWaiter, RoleHolder)
+			anySeen = true
+		case k.Kind == baton.KindLease:
+			e.Recipe, e.Role = RecipeSemaphore, RoleHolder
+		case k.Kind == baton.KindQueue:
+			e.Recipe, e.Role = RecipeQueue, RoleItem
+			d.rep.Items++
+		case zk && kazooEntry.MatchString(k.Name):
+			e.Recipe, e.Role, e.Peer = RecipeKazooQueue, RoleItem, PeerKazoo
+			d.rep.Items++
+			d.warn(WarnKazooQueue)
+		case kazooSem && kazooHex.MatchString(k.Name):
+			e.Recipe, e.Role, e.Peer = RecipeKazooSemaphore, RoleHolder, PeerKazoo
+		case uuidName.MatchString(k.Name) || zk && kazooHex.MatchString(k.Name):
+			e.Recipe, e.Role = RecipeDoubleBarrier, RoleParticipant
+			d.rep.Participants++
+			if kazooHex.MatchString(k.Name) {
+				e.Peer = PeerKazoo
+			}
+		case k.Name == "ready":
+			e.Recipe, e.Role = RecipeDoubleBarrier, RoleReady
+			d.rep.Open = true
+		case k.Name == DirLocks || k.Name == DirLeases || k.Name == DirClaims:
+			continue // described with their contents
+		case zk && (k.Name == DirEntries || k.Name == DirTaken):
+			d.warn(WarnKazooLocking)
+			continue
+		case k.Kind == "":
+			e.Role = RoleForeign
+			e.Flags = append(e.Flags, FlagForeign)
+		default:
+			e.Role = RoleNode
+		}
+		if zk && curator && kazooLockRe.MatchString(k.Name) {
+			e.Flags = append(e.Flags, FlagKazooCurator)
+		}
+		d.add(e)
+	}
+}
+
+// semaphore describes baton's and Curator's semaphore: NAME/leases holds
+// the leases, NAME/locks the line for admission.
+func (d *describer) semaphore() {
+	leases, locks := d.l.Dirs[DirLeases], d.l.Dirs[DirLocks]
+	if len(leases) == 0 && len(locks) == 0 {
+		if hasChild(d.l.Dirs[""], DirLeases) || hasChild(d.l.Dirs[""], DirLocks) {
+			d.recipe(RecipeSemaphore)
+		}
+		return
+	}
+	if n, err := strconv.Atoi(string(d.l.Data)); err == nil && n > 0 {
+		d.rep.Permits = n
+	}
+	// The first node in locks holds the admission lock: it is taking a
+	// lease now or, with its lease node past the permits, waiting for one
+	// to be returned. Without the permits known, that client's lease (the
+	// last) is taken for a waiting one: an admitted client releases the
+	// admission lock at once.
+	admitting := ""
+	for _, k := range locks {
+		if k.Kind == baton.KindLock {
+			admitting = k.Owner
+			break
+		}
+	}
+	last := -1
+	for i, k := range leases {
+		if k.Kind == baton.KindLease {
+			last = i
+		}
+	}
+	leased := map[string]bool{}
+	i := 0
+	for j, k := range leases {
+		if k.Kind != baton.KindLease {
+			continue
+		}
+		e := d.entry(k)
+		e.Recipe, e.Role = RecipeSemaphore, RoleHolder
+		switch {
+		case d.rep.Permits > 0 && i >= d.rep.Permits:
+			e.Role = RoleWaiter // queued past the permits, watching the leases
+		case d.rep.Permits == 0 && j == last && admitting != "" && k.Owner == admitting && i > 0:
+			e.Role = RoleWaiter
+		}
+		leased[k.Owner] = true
+		i++
+		d.add(e)
+	}
+	first := true
+	for _, k := range locks {
+		if k.Kind != baton.KindLock {
+			continue
+		}
+		e := d.entry(k)
+		e.Recipe, e.Role = RecipeSemaphore, RoleWaiter
+		if first {
+			e.Role = RoleAcquiring
+			if !leased[k.Owner] {
+				d.rep.Waiters++ // still creating its lease node
+			}
+		}
+		first = false
+		d.add(e)
+	}
+	d.recipe(RecipeSemaphore)
+}
+
+// kazooSemaphore describes kazoo's Semaphore's admission line beside the
+// name and flags the name.
+func (d *describer) kazooSemaphore() {
+	if !d.isKazooSemaphore() {
+		return
+	}
+	d.warn(WarnKazooSemaphore)
+	d.recipe(RecipeKazooSemaphore)
+	if n, err := strconv.Atoi(string(d.l.Data)); err == nil && n > 0 {
+		d.rep.Permits = n
+	}
+	for i, k := range d.l.Dirs[DirKazooLock] {
+		e := d.entry(k)
+		e.Recipe, e.Peer, e.Role = RecipeKazooSemaphore, PeerKazoo, ifElse(i == 0, RoleAcquiring, RoleWaiter)
+		if i == 0 {
+			d.rep.Waiters++
+		}
+		d.add(e)
+	}
+}
+
+// queues describes the claims of a ReliableQueue and kazoo's
+// LockingQueue.
+func (d *describer) queues() {
+	for _, k := range d.l.Dirs[DirClaims] {
+		e := d.entry(k)
+		e.Recipe, e.Role = RecipeReliableQueue, RoleClaim
+		d.rep.Claimed++
+		d.add(e)
+	}
+	entries, taken := d.l.Dirs[DirEntries], d.l.Dirs[DirTaken]
+	if len(entries)+len(taken) > 0 {
+		d.warn(WarnKazooLocking)
+	}
+	for _, k := range entries {
+		e := d.entry(k)
+		e.Recipe, e.Role, e.Peer = RecipeKazooLocking, RoleItem, PeerKazoo
+		d.rep.Items++
+		d.add(e)
+	}
+	for _, k := range taken {
+		e := d.entry(k)
+		e.Recipe, e.Role, e.Peer = RecipeKazooLocking, RoleClaim, PeerKazoo
+		d.rep.Claimed++
+		d.add(e)
+	}
+}
+
+// entry fills what a node says about itself: who wrote it, its age, its
+// TTL, and flags that do not depend on its recipe.
+func (d *describer) entry(k Child) Entry {
+	e := Entry{Session: k.Owner, Token: k.Token, Seq: k.Seq, Kind: k.Kind, Node: k.Path,
+		Identity: "foreign", Age: -1, TTL: k.TTL, Peer: d.peerOf(k)}
+	if k.Seq == math.MaxInt64 {
+		e.Seq = 0
+	}
+	id, ours := baton.ParseIdentity(k.Data)
+	if ours {
+		e.Peer = PeerBaton
+		e.Identity = fmt.Sprintf("%s pid %d", id.Host, id.PID)
+		if id.Cmd != "" {
+			e.Identity += " " + id.Cmd
+		}
+		e.Host, e.PID, e.Cmd = id.Host, id.PID, id.Cmd
+	}
+	switch {
+	case !k.Created.IsZero():
+		e.Age = d.now.Sub(k.Created)
+	case ours && !id.Created.IsZero():
+		e.Age = d.now.Sub(id.Created) // the writer's clock: etcd keeps no times
+	}
+	if e.Age < -1 {
+		e.Age = 0
+	}
+	if e.TTL < 0 && ours && id.TTL > 0 && k.Owner != "" {
+		e.TTL, e.TTLBound = id.TTL, true
+	}
+	if d.l.Store == StoreZooKeeper {
+		if f := wrapFlag(k.Name); f != "" {
+			e.Flags = append(e.Flags, f)
+		}
+	}
+	return e
+}
+
+// peerOf guesses whose layout a node's name is in; baton's own nodes are
+// told apart by their identity data.
+func (d *describer) peerOf(k Child) string {
+	switch d.l.Store {
+	case StoreZooKeeper:
+		switch {
+		case strings.HasPrefix(k.Name, "_c_"):
+			return PeerCurator
+		case kazooLockRe.MatchString(k.Name), kazooEntry.MatchString(k.Name):
+			return PeerKazoo
+		case k.Kind == baton.KindQueue:
+			return PeerZK
+		}
+	case StoreEtcd:
+		if k.Kind == baton.KindLock {
+			return PeerEtcd
+		}
+	}
+	return PeerUnknown
+}
+
+// wrapFlag flags a ZooKeeper sequence (the name's last ten characters,
+// printed by the server as %010d of a signed 32-bit counter) at or past
+// the wrap.
+func wrapFlag(name string) string {
+	if len(name) < 10 {
+		return ""
+	}
+	seq, err := strconv.ParseInt(name[len(name)-10:], 10, 64)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case seq < 0 || seq > math.MaxInt32:
+		return "unsafe: sequence wrapped past 2147483647"
+	case seq > math.MaxInt32-wrapMargin:
+		return fmt.Sprintf("unsafe: sequence %d is near the 32-bit wrap", seq)
+	}
+	return ""
+}
+
+// printable returns data as text if it is short printable UTF-8, else a
+// byte count.
+func printable(data []byte) string {
+	const max = 64
+	if len(data) == 0 {
+		return ""
+	}
+	if !utf8.Valid(data) || strings.ContainsFunc(string(data), func(r rune) bool { return r < ' ' }) {
+		return fmt.Sprintf("(%d bytes)", len(data))
+	}
+	if len(data) > max {
+		return string(data[:max]) + "…"
+	}
+	return string(data)
+}
+
+func ifElse(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
