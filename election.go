@@ -78,7 +78,10 @@ func candidate(n Node) bool { return n.Kind == KindLatch || n.Kind == KindLock }
 // If ctx ends first, our node is removed and ctx.Err() is returned. If the
 // session is lost while waiting, Campaign returns promptly with an error
 // satisfying IsSessionGone. If the ownership check fails, our node is
-// removed and an error wrapping ErrLost is returned.
+// removed and an error wrapping ErrLost is returned. If a lock-layout
+// candidate is in line (Curator's LeaderSelector, kazoo's Election, which
+// would lead beside us), our node is removed and an error wrapping
+// ErrIncompatible is returned.
 func (e *Election) Campaign(ctx context.Context, value []byte) error {
 	if err := e.enter(ctx); err != nil {
 		return err
@@ -93,6 +96,10 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 	c := e.s.conn
 	me, kids, err := enqueue(ctx, c, e.name, KindLatch, value)
 	if err != nil {
+		return err
+	}
+	if err := checkElectionLayout(e.name, kids); err != nil {
+		removeNode(ctx, c, me)
 		return err
 	}
 	if err := waitTurn(ctx, c, e.name, kids, me, isCandidate); err != nil {

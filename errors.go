@@ -45,6 +45,10 @@ var (
 	ErrUpgrade = errors.New("baton: cannot upgrade a read lock")
 	// ErrNoLeader is returned by Election.Leader when nobody leads.
 	ErrNoLeader = errors.New("baton: no leader")
+	// ErrIncompatible means a peer uses the name in a layout that does
+	// not contend correctly with baton's (kazoo's Semaphore, Curator's
+	// LeaderSelector beside an Election): see docs/interop.md.
+	ErrIncompatible = errors.New("baton: a peer's incompatible layout on this name")
 )
 
 // IsSessionGone reports whether err says the session is over (expired,

@@ -19,6 +19,9 @@ import (
 // a new lease always sorts after the existing ones, admission by position
 // never lets more than n in, even while the Mutex changes hands.
 //
+// kazoo's Semaphore keeps a different layout (NAME/<uuid hex> leases):
+// Acquire refuses a name holding kazoo leases with ErrIncompatible.
+//
 // All clients of one semaphore must use the same n. A Semaphore value may be
 // used by many goroutines; each Acquire is a separate lease.
 type Semaphore struct {
@@ -103,6 +106,9 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 		_ = mu.Unlock(ctx)
 	}()
 
+	if err := checkSemaphoreLayout(ctx, c, m.name); err != nil {
+		return nil, err
+	}
 	me, kids, err := enqueue(ctx, c, m.leasesDir(), KindLease, m.s.nodeData())
 	if err != nil {
 		return nil, err

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -50,6 +52,183 @@ func TestInteropKazooRecipes(t *testing.T) {
 	t.Run("WriteLock", func(t *testing.T) { testKazooWriteLock(t, p) })
 	t.Run("ReadLock", func(t *testing.T) { testKazooReadLock(t, p) })
 	t.Run("Identity", func(t *testing.T) { testKazooReadsIdentity(t, p) })
+	t.Run("Barrier", func(t *testing.T) { testKazooBarrier(t, p) })
+	t.Run("DoubleBarrier", func(t *testing.T) { testKazooDoubleBarrier(t, p) })
+	t.Run("SemaphoreRefused", func(t *testing.T) { testKazooSemaphore(t, p) })
+	t.Run("ElectionRefused", func(t *testing.T) { testKazooElection(t, p) })
+	t.Run("QueuesFlagged", func(t *testing.T) { testKazooQueues(t, p) })
+}
+
+// statusOf reads path with the layout reader, as `baton status` does.
+func statusOf(t *testing.T, ctx context.Context, s *baton.Session, path string) layout.Report {
+	t.Helper()
+	l, err := layout.Read(ctx, s.Conn(), layout.StoreZooKeeper, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return layout.Describe(l, time.Now())
+}
+
+func hasWarning(r layout.Report, w string) bool {
+	for _, x := range r.Warnings {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// testKazooBarrier: kazoo's Barrier is the name's own node, as ours is.
+func testKazooBarrier(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	s := openT(t, 10*time.Second)
+	k := startKazoo(t, ctx, p, "barrier", path, 1)
+	k.expect(t, ctx, "create", "ok")
+	b := baton.NewBarrier(s, path)
+	wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err := b.Wait(wctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait on kazoo's set barrier: %v", err)
+	}
+	if r := statusOf(t, ctx, s, path); !r.BarrierSet {
+		t.Fatalf("status of kazoo's barrier: %+v", r)
+	}
+	k.expect(t, ctx, "remove", "ok")
+	if err := b.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Set(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k.send(t, "wait")
+	if err := b.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := k.line(t, ctx); l != "passed" {
+		t.Fatalf("kazoo's wait: %q", l)
+	}
+}
+
+// testKazooDoubleBarrier: kazoo's participants and ours count together,
+// and the last one in opens it for all.
+func testKazooDoubleBarrier(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	s := openT(t, 10*time.Second)
+	k := startKazoo(t, ctx, p, "double", path, 2)
+	k.send(t, "enter")
+	waitKids(t, ctx, s, path, 1)
+	d := baton.NewDoubleBarrier(s, path, 2)
+	if err := d.Enter(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := k.line(t, ctx); l != "entered" {
+		t.Fatalf("kazoo's enter: %q", l)
+	}
+	if r := statusOf(t, ctx, s, path); r.Participants != 2 || !r.Open {
+		t.Fatalf("status of the double barrier: %+v", r)
+	}
+	k.send(t, "leave")
+	if err := d.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := k.line(t, ctx); l != "left" {
+		t.Fatalf("kazoo's leave: %q", l)
+	}
+}
+
+// testKazooSemaphore: kazoo's Semaphore keeps NAME/<hex> leases and
+// counts every child of NAME: baton refuses the name while kazoo holds
+// leases, status flags it, and kazoo reads baton's nodes without crashing.
+func testKazooSemaphore(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	s := openT(t, 10*time.Second)
+	k := startKazoo(t, ctx, p, "semaphore", path, 2)
+	k.expect(t, ctx, "acquire", "ok")
+	sem := baton.NewSemaphore(s, path, 2)
+	if _, err := sem.Acquire(ctx); !errors.Is(err, baton.ErrIncompatible) {
+		t.Fatalf("Acquire beside kazoo's lease: %v, want ErrIncompatible", err)
+	}
+	if _, err := sem.TryAcquire(ctx); !errors.Is(err, baton.ErrIncompatible) {
+		t.Fatalf("TryAcquire beside kazoo's lease: %v, want ErrIncompatible", err)
+	}
+	r := statusOf(t, ctx, s, path)
+	if !hasWarning(r, layout.WarnKazooSemaphore) || r.Holders != 1 || r.Permits != 2 {
+		t.Fatalf("status beside kazoo's semaphore: %+v", r)
+	}
+	k.expect(t, ctx, "release", "ok")
+
+	// Ours held: kazoo sees our locks and leases directories as two leases
+	// held (so it is refused, not admitted), and does not crash on their
+	// data.
+	other := testPath(t)
+	if _, err := baton.NewSemaphore(s, other, 2).Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k2 := startKazoo(t, ctx, p, "semaphore", other, 2)
+	if got := k2.do(t, ctx, "try"); got != "no" {
+		t.Fatalf("kazoo's try beside our semaphore: %q", got)
+	}
+}
+
+// testKazooElection: kazoo's Election (a Lock, "__lock__") ignores latch
+// nodes: Campaign refuses to join it, and status flags it.
+func testKazooElection(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	s := openT(t, 10*time.Second)
+	k := startKazoo(t, ctx, p, "election", path, 1)
+	k.send(t, "run")
+	if l := k.line(t, ctx); l != "leader" {
+		t.Fatalf("kazoo's run: %q", l)
+	}
+	if err := baton.NewElection(s, path).Campaign(ctx, []byte("us")); !errors.Is(err, baton.ErrIncompatible) {
+		t.Fatalf("Campaign beside kazoo's Election: %v, want ErrIncompatible", err)
+	}
+	if kids := kidsOf(t, ctx, s, path); len(kids) != 1 {
+		t.Fatalf("Campaign left nodes: %+v", kids)
+	}
+	// A LeaderLatch-layout candidate already there makes the mix visible.
+	if _, err := s.Conn().Create(ctx, path, baton.KindLatch, []byte("latch"), baton.Ephemeral|baton.Sequential); err != nil {
+		t.Fatal(err)
+	}
+	if r := statusOf(t, ctx, s, path); !hasWarning(r, layout.WarnLeaderSelector) {
+		t.Fatalf("status of the mixed election: %+v", r)
+	}
+	k.expect(t, ctx, "resign", "ok")
+}
+
+// testKazooQueues: kazoo's Queue (entry- items) and LockingQueue
+// (NAME/entries, NAME/taken) are flagged on NAME itself.
+func testKazooQueues(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	s := openT(t, 10*time.Second)
+	path := testPath(t)
+	k := startKazoo(t, ctx, p, "queue", path, 1)
+	k.expect(t, ctx, "put kz", "ok")
+	if err := baton.NewQueue(s, path).Put(ctx, []byte("ours")); err != nil {
+		t.Fatal(err)
+	}
+	r := statusOf(t, ctx, s, path)
+	if !hasWarning(r, layout.WarnKazooQueue) || r.Items != 2 {
+		t.Fatalf("status of the mixed queue: %+v", r)
+	}
+	k.expect(t, ctx, "get", "kz")
+	k.expect(t, ctx, "get", "ours") // kazoo takes ours after its own
+
+	lq := testPath(t)
+	k2 := startKazoo(t, ctx, p, "lockingqueue", lq, 1)
+	k2.expect(t, ctx, "put kz", "ok")
+	r = statusOf(t, ctx, s, lq)
+	if !hasWarning(r, layout.WarnKazooLocking) || r.Items != 1 {
+		t.Fatalf("status of kazoo's LockingQueue: %+v", r)
+	}
+	if _, err := baton.NewQueue(s, lq).Poll(ctx); !errors.Is(err, baton.ErrEmpty) {
+		t.Fatalf("our Poll on kazoo's LockingQueue: %v, want ErrEmpty (its items are invisible to us)", err)
+	}
 }
 
 // testKazooReadsIdentity: kazoo's Lock.contenders() decodes every
@@ -57,7 +236,7 @@ func TestInteropKazooRecipes(t *testing.T) {
 func testKazooReadsIdentity(t *testing.T, p peer) {
 	ctx := interopCtx(t)
 	path := testPath(t)
-	s := openT(t, 0).WithIdentity(baton.Identity{Host: "h1", PID: 42, Cmd: "worker"})
+	s := openT(t, 10*time.Second).WithIdentity(baton.Identity{Host: "h1", PID: 42, Cmd: "worker"})
 	m := baton.NewMutex(s, path)
 	if _, err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -84,7 +263,7 @@ func testKazooReadsIdentity(t *testing.T, p peer) {
 func testKazooWriteLock(t *testing.T, p peer) {
 	ctx := interopCtx(t)
 	path := testPath(t)
-	s := openT(t, 0)
+	s := openT(t, 10*time.Second)
 	k := startKazoo(t, ctx, p, "writelock", path, 1)
 	k.expect(t, ctx, "acquire", "ok")
 
@@ -143,7 +322,7 @@ func testKazooWriteLock(t *testing.T, p peer) {
 func testKazooReadLock(t *testing.T, p peer) {
 	ctx := interopCtx(t)
 	path := testPath(t)
-	s := openT(t, 0)
+	s := openT(t, 10*time.Second)
 	k := startKazoo(t, ctx, p, "readlock", path, 1)
 	k.expect(t, ctx, "acquire", "ok")
 	m := baton.NewRWMutex(s, path)
