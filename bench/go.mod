@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/batonhq/baton v0.0.0
+	github.com/batonhq/baton/etcd/embedded v0.0.0-00010101000000-000000000000
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/redis/go-redis/v9 v9.23.0
@@ -80,3 +81,5 @@ require (
 )
 
 replace github.com/batonhq/baton => ..
+
+replace github.com/batonhq/baton/etcd/embedded => ../etcd/embedded

@@ -236,7 +236,7 @@ func footprint(ctx context.Context, bin string, args ...string) (bench.Result, e
 
 // buildBaton builds the baton command into bin.
 func buildBaton(bin string) error {
-	return goBuild(bin, "..", "./cmd/baton") // in the main module, with its own go.mod
+	return goBuild(bin, "../cmd/baton", ".") // in its own module, with its own go.mod
 }
 
 // goBuild builds pkg in dir into bin.

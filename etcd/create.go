@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/etcdhook"
 )
 
 // retryDelay spaces the retries of a request whose outcome is unknown.
@@ -22,6 +23,10 @@ const retryDelay = 50 * time.Millisecond
 // errReplyDropped stands for a reply lost after the request was applied
 // (the DropCreateReply test hook).
 var errReplyDropped = status.Error(codes.Unavailable, "etcd: reply dropped (test hook)")
+
+func init() {
+	etcdhook.DropCreateReply = func(s *baton.Session) { s.Conn().(*conn).dropCreateReply.Store(true) }
+}
 
 // Create makes a child of dir. A sequential node is named from kind and
 // the session's lease id (see the package doc); a non-sequential node is

@@ -64,3 +64,20 @@ func FuzzCheckName(f *testing.F) {
 		}
 	})
 }
+
+// How names parse back: etcd's own concurrency keys (etcdctl lock and
+// elect) are locks, queue items queue nodes, anything else a literal.
+func TestParseNameKinds(t *testing.T) {
+	for name, kind := range map[string]string{
+		"694d7a0f1c4b3e05":   baton.KindLock, // etcd concurrency key (etcdctl lock/elect)
+		"694d7a0f1c4b3e05_2": baton.KindLock,
+		"qn-00ff":            baton.KindQueue,
+		"cafe":               "cafe", // too short for a lease id: a literal
+		"lock-694d7a0f":      "lock-694d7a0f",
+		"read-xyz":           "read-xyz",
+	} {
+		if got, _ := parseName(name); got != kind {
+			t.Errorf("parseName(%q) = %q, want %q", name, got, kind)
+		}
+	}
+}

@@ -38,30 +38,31 @@ var build struct {
 	err  error
 }
 
-// binary builds the server command once per test process.
+// binary builds the server command once per test process, in this
+// package's own module (it needs the etcd server, which the modules whose
+// tests use this package do not require).
 func binary() (string, error) {
 	build.once.Do(func() {
-		out, err := exec.Command(goTool(), "env", "GOMOD").Output()
-		if err != nil {
-			build.err = fmt.Errorf("etcdtest: go env GOMOD: %w", err)
+		_, file, _, ok := runtime.Caller(0)
+		if !ok {
+			build.err = errors.New("etcdtest: cannot locate the etcdserver source")
 			return
 		}
-		root := filepath.Dir(strings.TrimSpace(string(out)))
+		var err error
 		if build.dir, err = os.MkdirTemp("", "etcdtest-"); err != nil {
 			build.err = err
 			return
 		}
 		build.bin = filepath.Join(build.dir, "etcdserver")
-		cmd := exec.Command(goTool(), "build", "-o", build.bin, "./internal/etcdtest/etcdserver")
-		cmd.Dir = root
+		// go test puts its own go command first on PATH.
+		cmd := exec.Command("go", "build", "-o", build.bin, ".")
+		cmd.Dir = filepath.Join(filepath.Dir(file), "etcdserver")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			build.err = fmt.Errorf("etcdtest: build etcdserver: %w\n%s", err, out)
 		}
 	})
 	return build.bin, build.err
 }
-
-func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
 
 // Options configure a test server's security (see embedded.Config): TLS
 // with a server certificate, client certificates signed by ClientCAFile,

@@ -1,4 +1,4 @@
-package etcd
+package etcd_test
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
 )
 
 // A barrier may be named by one element ("deploy", "/deploy"), a key at
 // the top of the keyspace, as `baton barrier set deploy` does.
 func TestBarrierTopLevelName(t *testing.T) {
 	ctx := testCtx(t)
-	s := openT(t, server(t).Endpoints(), WithTTL(5*time.Second))
+	s := openT(t, server(t).Endpoints(), etcd.WithTTL(5*time.Second))
 	for _, name := range []string{fmt.Sprintf("barrier-%d", time.Now().UnixNano()), fmt.Sprintf("/barrier-%d", time.Now().UnixNano())} {
 		b := baton.NewBarrier(s, name)
 		if err := b.Set(ctx); err != nil {

@@ -1,4 +1,4 @@
-package etcd
+package etcd_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/etcdtest"
 )
 
@@ -25,7 +26,7 @@ func TestDebianEtcd34(t *testing.T) {
 	errs := make(chan error, clients)
 	var wg sync.WaitGroup
 	for range clients {
-		s := openT(t, srv.Endpoints(), WithTTL(faultTTL))
+		s := openT(t, srv.Endpoints(), etcd.WithTTL(faultTTL))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -57,8 +58,8 @@ func TestDebianEtcd34(t *testing.T) {
 		t.Error(err)
 	}
 
-	a := openT(t, srv.Endpoints(), WithTTL(faultTTL))
-	b := openT(t, srv.Endpoints(), WithTTL(faultTTL))
+	a := openT(t, srv.Endpoints(), etcd.WithTTL(faultTTL))
+	b := openT(t, srv.Endpoints(), etcd.WithTTL(faultTTL))
 	if _, err := baton.NewMutex(a, name).TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package etcd
+package etcd_test
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/etcdhook"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/testca"
 )
@@ -56,7 +58,7 @@ func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Conf
 			g := newGate()
 			cfg := base
 			cfg.Endpoints = endpoints
-			cfg.DialTimeout = dialTimeout
+			cfg.DialTimeout = 5 * time.Second
 			cfg.DialKeepAliveTime, cfg.DialKeepAliveTimeout = time.Second, time.Second
 			cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(g.dial)}
 			cfg.Logger = zap.NewNop()
@@ -65,7 +67,7 @@ func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Conf
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = cli.Close() })
-			s := openT(t, nil, WithClient(cli), WithTTL(ttl))
+			s := openT(t, nil, etcd.WithClient(cli), etcd.WithTTL(ttl))
 			gates.Store(s, g)
 			return s
 		},
@@ -89,7 +91,7 @@ func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Conf
 			return g.(*gate).shut()
 		},
 		DropCreateReply: func(_ testing.TB, s *baton.Session) {
-			s.Conn().(*conn).dropCreateReply.Store(true)
+			etcdhook.DropCreateReply(s)
 		},
 	}
 	if base.TLS == nil {

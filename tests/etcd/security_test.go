@@ -1,4 +1,4 @@
-package etcd
+package etcd_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/testca"
 )
@@ -52,28 +53,28 @@ func lockRound(t *testing.T, s *baton.Session, name string) {
 // error that says so and never shows a password.
 func TestAuth(t *testing.T) {
 	srv := authSrv(t)
-	s := openT(t, srv.Endpoints(), WithTTL(2*time.Second), WithAuth("root", rootPW))
+	s := openT(t, srv.Endpoints(), etcd.WithTTL(2*time.Second), etcd.WithAuth("root", rootPW))
 	lockRound(t, s, "/auth/ok")
 
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		opts []etcd.Option
 		want error
 	}{
-		{"wrong password", []Option{WithAuth("root", "not-the-Pa55word")}, rpctypes.ErrAuthFailed},
-		{"unknown user", []Option{WithAuth("nobody", "not-the-Pa55word")}, rpctypes.ErrAuthFailed},
-		{"no credentials", nil, ErrAuthRequired},
+		{"wrong password", []etcd.Option{etcd.WithAuth("root", "not-the-Pa55word")}, rpctypes.ErrAuthFailed},
+		{"unknown user", []etcd.Option{etcd.WithAuth("nobody", "not-the-Pa55word")}, rpctypes.ErrAuthFailed},
+		{"no credentials", nil, etcd.ErrAuthRequired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			began := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			s, err := Open(ctx, srv.Endpoints(), append(tc.opts, WithTTL(2*time.Second))...)
+			s, err := etcd.Open(ctx, srv.Endpoints(), append(tc.opts, etcd.WithTTL(2*time.Second))...)
 			if err == nil {
 				_ = s.Close(ctx)
 				t.Fatal("opened")
 			}
-			if !errors.Is(err, tc.want) || !IsAuthError(err) {
+			if !errors.Is(err, tc.want) || !etcd.IsAuthError(err) {
 				t.Errorf("error %v: want %v and IsAuthError", err, tc.want)
 			}
 			noSecret(t, err, rootPW, "not-the-Pa55word")
@@ -115,7 +116,7 @@ func TestAuthStrangerCannotBreakLock(t *testing.T) {
 			}
 		}
 	}
-	alice := openT(t, srv.Endpoints(), WithTTL(5*time.Second), WithAuth("alice", "alice-pw"))
+	alice := openT(t, srv.Endpoints(), etcd.WithTTL(5*time.Second), etcd.WithAuth("alice", "alice-pw"))
 	m := baton.NewMutex(alice, "/locks/build")
 	lease, err := m.Lock(ctx)
 	if err != nil {
@@ -127,21 +128,27 @@ func TestAuthStrangerCannotBreakLock(t *testing.T) {
 	}
 	key := string(held.Kvs[0].Key)
 
-	mallory := openT(t, srv.Endpoints(), WithTTL(5*time.Second), WithAuth("mallory", "mallory-pw"))
-	mcli := mallory.Conn().(*conn).cli
+	mallory := openT(t, srv.Endpoints(), etcd.WithTTL(5*time.Second), etcd.WithAuth("mallory", "mallory-pw"))
+	// The stranger's own client, with the same credentials as its session.
+	mcli, err := clientv3.New(clientv3.Config{Endpoints: srv.Endpoints(), DialTimeout: 5 * time.Second,
+		Username: "mallory", Password: "mallory-pw", Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mcli.Close()
 	if _, err := mcli.Delete(ctx, key); !errors.Is(err, rpctypes.ErrPermissionDenied) {
 		t.Errorf("stranger deletes the holder's key: %v, want %v", err, rpctypes.ErrPermissionDenied)
 	}
 	if _, err := mcli.Delete(ctx, "/locks/", clientv3.WithPrefix()); !errors.Is(err, rpctypes.ErrPermissionDenied) {
 		t.Errorf("stranger deletes the lock dir: %v, want %v", err, rpctypes.ErrPermissionDenied)
 	}
-	if _, err := mcli.Revoke(ctx, alice.Conn().(*conn).lease); !errors.Is(err, rpctypes.ErrPermissionDenied) {
+	if _, err := mcli.Revoke(ctx, clientv3.LeaseID(held.Kvs[0].Lease)); !errors.Is(err, rpctypes.ErrPermissionDenied) {
 		t.Errorf("stranger revokes the holder's lease: %v, want %v", err, rpctypes.ErrPermissionDenied)
 	}
 	// Contending fails at once with a permission error, not a wait.
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := baton.NewMutex(mallory, "/locks/build").Lock(lctx); err == nil || !IsAuthError(err) || lctx.Err() != nil {
+	if _, err := baton.NewMutex(mallory, "/locks/build").Lock(lctx); err == nil || !etcd.IsAuthError(err) || lctx.Err() != nil {
 		t.Errorf("stranger contends: %v, want a permission error", err)
 	} else {
 		t.Logf("stranger contends: %v", err)
@@ -171,12 +178,12 @@ func TestTLSClientCerts(t *testing.T) {
 	ca, other := testca.New(t, "etcd"), testca.New(t, "stranger")
 	srvCert, good, bad := ca.Issue(t, "server"), ca.Issue(t, "client"), other.Issue(t, "client")
 	srv := etcdtest.StartWith(t, etcdtest.Options{CertFile: srvCert.CertFile, KeyFile: srvCert.KeyFile, ClientCAFile: ca.CertFile})
-	s := openT(t, srv.Endpoints(), WithTTL(2*time.Second), WithTLS(ca.ClientConfig(t, &good)))
+	s := openT(t, srv.Endpoints(), etcd.WithTTL(2*time.Second), etcd.WithTLS(ca.ClientConfig(t, &good)))
 	lockRound(t, s, "/tls/ok")
 	// host:port without a scheme takes TLS too; http:// is refused.
-	s2 := openT(t, []string{srv.Addr()}, WithTTL(2*time.Second), WithTLS(ca.ClientConfig(t, &good)))
+	s2 := openT(t, []string{srv.Addr()}, etcd.WithTTL(2*time.Second), etcd.WithTLS(ca.ClientConfig(t, &good)))
 	lockRound(t, s2, "/tls/bare")
-	if _, err := Open(testCtx(t), []string{"http://" + srv.Addr()}, WithTLS(ca.ClientConfig(t, &good))); err == nil || !strings.Contains(err.Error(), "https://") {
+	if _, err := etcd.Open(testCtx(t), []string{"http://" + srv.Addr()}, etcd.WithTLS(ca.ClientConfig(t, &good))); err == nil || !strings.Contains(err.Error(), "https://") {
 		t.Errorf("http:// endpoint with TLS: %v", err)
 	}
 
@@ -193,7 +200,7 @@ func TestTLSClientCerts(t *testing.T) {
 			began := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			s, err := Open(ctx, srv.Endpoints(), WithTTL(2*time.Second), WithTLS(tc.cfg))
+			s, err := etcd.Open(ctx, srv.Endpoints(), etcd.WithTTL(2*time.Second), etcd.WithTLS(tc.cfg))
 			if err == nil {
 				_ = s.Close(ctx)
 				t.Fatal("opened")
@@ -231,8 +238,8 @@ func TestRequestTooLarge(t *testing.T) {
 // acquires.
 func TestAuthTokenExpiry(t *testing.T) {
 	srv := etcdtest.StartWith(t, etcdtest.Options{RootPassword: rootPW, AuthTokenTTL: time.Second})
-	a := openT(t, srv.Endpoints(), WithTTL(5*time.Second), WithAuth("root", rootPW))
-	b := openT(t, srv.Endpoints(), WithTTL(5*time.Second), WithAuth("root", rootPW))
+	a := openT(t, srv.Endpoints(), etcd.WithTTL(5*time.Second), etcd.WithAuth("root", rootPW))
+	b := openT(t, srv.Endpoints(), etcd.WithTTL(5*time.Second), etcd.WithAuth("root", rootPW))
 	ctx := testCtx(t)
 	ma, mb := baton.NewMutex(a, "/expiry/m"), baton.NewMutex(b, "/expiry/m")
 	la, err := ma.Lock(ctx)

@@ -1,4 +1,4 @@
-package etcd
+package etcd_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/proxy"
 )
@@ -23,8 +24,8 @@ func TestFaultCutHolderLearnsFirst(t *testing.T) {
 	ctx := testCtx(t)
 	name := "/faults/cut"
 	p := proxy.Start(t, server(t).Addr())
-	a := openT(t, []string{"http://" + p.Addr()}, WithTTL(faultTTL))
-	b := openT(t, server(t).Endpoints(), WithTTL(faultTTL))
+	a := openT(t, []string{"http://" + p.Addr()}, etcd.WithTTL(faultTTL))
+	b := openT(t, server(t).Endpoints(), etcd.WithTTL(faultTTL))
 	la, err := baton.NewMutex(a, name).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +80,8 @@ func TestFaultServerRestart(t *testing.T) {
 	srv := etcdtest.Start(t)
 	name := "/faults/restart"
 	// A TTL longer than the restart lets the sessions resume.
-	a := openT(t, srv.Endpoints(), WithTTL(restartTTL))
-	b := openT(t, srv.Endpoints(), WithTTL(restartTTL))
+	a := openT(t, srv.Endpoints(), etcd.WithTTL(restartTTL))
+	b := openT(t, srv.Endpoints(), etcd.WithTTL(restartTTL))
 	ma := baton.NewMutex(a, name)
 	la, err := ma.Lock(ctx)
 	if err != nil {
@@ -135,7 +136,7 @@ func TestFaultServerRestart(t *testing.T) {
 		t.Fatal("waiter hangs after the restart")
 	}
 	// The store is usable again by a new session.
-	c := openT(t, srv.Endpoints(), WithTTL(faultTTL))
+	c := openT(t, srv.Endpoints(), etcd.WithTTL(faultTTL))
 	if _, err := baton.NewMutex(c, name+"-after").Lock(ctx); err != nil {
 		t.Fatalf("lock after restart: %v", err)
 	}
@@ -185,8 +186,8 @@ func TestFaultServerDownPastTTL(t *testing.T) {
 	ctx := testCtx(t)
 	srv := etcdtest.Start(t)
 	name := "/faults/down"
-	a := openT(t, srv.Endpoints(), WithTTL(faultTTL))
-	b := openT(t, srv.Endpoints(), WithTTL(faultTTL))
+	a := openT(t, srv.Endpoints(), etcd.WithTTL(faultTTL))
+	b := openT(t, srv.Endpoints(), etcd.WithTTL(faultTTL))
 	la, err := baton.NewMutex(a, name).Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +214,7 @@ func TestFaultServerDownPastTTL(t *testing.T) {
 	if err := srv.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c := openT(t, srv.Endpoints(), WithTTL(faultTTL))
+	c := openT(t, srv.Endpoints(), etcd.WithTTL(faultTTL))
 	lctx, cancel := context.WithTimeout(ctx, 5*faultTTL)
 	defer cancel()
 	lc, err := baton.NewMutex(c, name).Lock(lctx)

@@ -1,4 +1,4 @@
-package bench
+package bench_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/bench"
 	"github.com/batonhq/baton/internal/etcdtest"
 )
 
@@ -15,8 +16,8 @@ func TestEtcdFloorAndProbe(t *testing.T) {
 	srv := etcdtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tg := Target{Impl: "floor", Store: "etcd", Factory: EtcdFloor{Endpoints: srv.Endpoints()}, Probe: EtcdProbe{URLs: srv.Endpoints()}}
-	r, err := Run(ctx, tg, Config{Workload: "floor", Duration: 200 * time.Millisecond})
+	tg := bench.Target{Impl: "floor", Store: "etcd", Factory: bench.EtcdFloor{Endpoints: srv.Endpoints()}, Probe: bench.EtcdProbe{URLs: srv.Endpoints()}}
+	r, err := bench.Run(ctx, tg, bench.Config{Workload: "floor", Duration: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
