@@ -1,6 +1,6 @@
 module github.com/batonhq/baton
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/go-zookeeper/zk v1.0.4

@@ -23,6 +23,44 @@ for mod in $modules; do
   (cd "$mod" && go mod tidy -diff && go vet ./...)
 done
 
+# The library's go directive is the lowest its dependencies allow (their
+# own go directives are the floor), and the library builds, tests
+# included, with that very toolchain.
+echo "== library: go directive"
+gover=$(go list -m -f '{{.GoVersion}}')
+floor=$(go mod download -json | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p' |
+  xargs awk '/^go /{print $2; nextfile}' | sort -V | tail -1)
+if [ "$gover" != "$floor" ]; then
+  echo "test: go.mod says go $gover; the dependencies need go $floor: use that"
+  exit 1
+fi
+echo "go $gover"
+GOTOOLCHAIN="go$gover" go vet ./...
+
+# A user who imports one backend gets that store's client and nothing of
+# the etcd server.
+for pkg in zk etcd; do
+  echo "== library: a module importing only baton/$pkg"
+  scratch=$(mktemp -d)
+  cat >"$scratch/go.mod" <<EOF
+module example.com/user
+
+go $gover
+
+require github.com/batonhq/baton v0.0.0
+
+replace github.com/batonhq/baton => $root
+EOF
+  printf 'package main\n\nimport _ "github.com/batonhq/baton/%s"\n\nfunc main() {}\n' "$pkg" >"$scratch/main.go"
+  (cd "$scratch" && go mod tidy && go build -o /dev/null . && go list -m all >modules.txt)
+  echo "$(wc -l <"$scratch/modules.txt") modules"
+  if grep -q '^go.etcd.io/etcd/server/v3 ' "$scratch/modules.txt"; then
+    echo "test: importing baton/$pkg brings in the etcd server"
+    exit 1
+  fi
+  rm -rf "$scratch"
+done
+
 for mod in $modules; do
   case "$mod" in
   ./reliability)
