@@ -25,6 +25,7 @@ type Client struct {
 	own bool
 	hub *hub
 	url string // redacted, for errors
+	srv *server
 
 	closeOnce sync.Once
 }
@@ -33,8 +34,19 @@ type Client struct {
 // ContextTimeoutEnabled on the client's options so that context deadlines
 // bound each command (Redlock's per-instance timeout relies on it). Close
 // does not close rc.
+//
+// When rc is a *goredis.Client, NewClient chains a hook onto its
+// OnConnect option that reads the server's run_id on every new
+// connection (Redlock's restart guard); call it before rc is shared.
 func NewClient(rc goredis.UniversalClient) *Client {
-	return &Client{rc: rc, hub: newHub(rc), url: addrOf(rc)}
+	c := &Client{rc: rc, hub: newHub(rc), url: addrOf(rc), srv: &server{}}
+	if gc, ok := rc.(*goredis.Client); ok {
+		opt := gc.Options()
+		prev := opt.OnConnect
+		opt.OnConnect = c.srv.onConnect(prev)
+		c.srv.hooked = true
+	}
+	return c
 }
 
 // Dial connects to the server named by a URL, redis://[user:pass@]host:port[/db]
@@ -117,6 +129,7 @@ func parseURL(rawURL string) (*goredis.Options, error) {
 
 func dialOptions(ctx context.Context, opt *goredis.Options, safe string) (*Client, error) {
 	rc := goredis.NewClient(opt)
+	c := NewClient(rc)
 	if err := rc.Ping(ctx).Err(); err != nil {
 		_ = rc.Close()
 		who := ""
@@ -128,7 +141,6 @@ func dialOptions(ctx context.Context, opt *goredis.Options, safe string) (*Clien
 		}
 		return nil, fmt.Errorf("redis: connect to %s%s: %w", safe, who, &scrubbed{err, opt.Password})
 	}
-	c := NewClient(rc)
 	c.own, c.url = true, safe
 	return c, nil
 }

@@ -7,20 +7,29 @@
 //
 // A lock named K uses these keys on the server:
 //
-//	K           string, the holder's random value, with the lock's ttl
-//	            (SET K value NX PX ttl: the same key redsync uses)
+//	K           string, the holder's random value (32 hex digits), with
+//	            the lock's ttl (SET K value NX PX ttl: the same key redsync
+//	            uses). A waiter that joins the line appends "+" to a baton
+//	            holder's value (not to another library's), so the release
+//	            knows to look at the line; without it, the release is a
+//	            plain compare-and-delete.
 //	K:token     integer, the fencing counter: INCR'd by every grant, in the
 //	            same script as the SET; seeded with the server time in
 //	            microseconds when missing, so tokens keep increasing even
 //	            after a server restarted without persistence (unless its
 //	            clock went back, or a million grants a second were drawn)
-//	K:queue     zset, waiters' values scored by arrival ticket (FIFO)
-//	K:waiting   zset, waiters' values scored by the server-time deadline of
-//	            their place in line
+//	K:queue     zset, the line: entries "<value>|<deadline>|<ttl>|<channel>"
+//	            scored by ticket (the server time in microseconds when the
+//	            waiter joined, or the Redlock waiter's own ticket), where
+//	            deadline is the server time in ms after which a waiter that
+//	            stopped refreshing its place is skipped
 //
-// and the pub/sub channel K:release, on which releases publish the value
-// of the waiter whose turn it is. K:queue and K:waiting vanish when nobody
-// waits; K:token stays.
+// K:queue vanishes when nobody waits; K:token stays. Each Client
+// subscribes one pub/sub channel of its own, baton:wake:<random>, when one
+// of its locks first has to wait, and keeps it until Close; a release
+// that hands the lock to a waiter publishes "<entry> <token>" on that
+// waiter's channel. Lock names ending in :token, :queue, :waiting or
+// :release are refused (the last two were used by earlier versions).
 //
 // # What a single server gives
 //
@@ -30,6 +39,35 @@
 // first still works. The fencing token is the answer to that and to
 // paused holders: pass it to the resource, and have the resource refuse a
 // token lower than one it has seen.
+//
+// # Fairness: what holds and what does not
+//
+// A waiter joins K's line in the script that found the lock taken, and a
+// baton holder's release hands the lock to the first waiter in line whose
+// entry is live (in the same script, with its token), publishing to that
+// waiter alone. So while baton clients wait, the lock passes in arrival
+// order, and a client that releases cannot take the lock back before the
+// waiters ahead of it. What it does not promise:
+//
+//   - A lock freed without a hand-off goes to whoever asks first, not to
+//     the head of the line: when the holder's key expired (it crashed or
+//     was cut off) or another library's holder (redsync) deleted it.
+//     Waiters look again when the holder's key expires, so none waits
+//     past it. TryLock takes a free lock whatever the line.
+//   - A waiter that died keeps its place until its entry's deadline (one
+//     ttl after its last refresh); a release before then may hand it the
+//     lock, which is then held by nobody until its ttl runs out. The line
+//     moves on after that: nothing waits forever on a dead waiter.
+//   - Redlock orders waiters by a ticket from the waiter's own clock, the
+//     same on every master, so every master hands the lock to the same
+//     waiter; FIFO across clients holds up to their clock skew. A master
+//     that missed a waiter's join (down, or restarted empty) may hand its
+//     key to another: a waiter without a majority gives back what it got
+//     and asks again a few milliseconds later.
+//
+// A hand-off is a grant like any other: the new holder counts its
+// validity from the send time of its last request that found it still in
+// line (the key was set after that request reached the server).
 //
 // # What Redlock gives, and what it does not
 //
@@ -42,7 +80,9 @@
 // key while it is valid, which needs fsync on every write (appendfsync
 // always) or a restarted master kept out of the vote for a ttl. baton
 // keeps a master out of the quorum for one ttl when its run_id changed
-// since we last saw it, or when it has been up for less than a ttl; it
+// since we last saw it, or when it has been up for less than a ttl (it
+// reads run_id with INFO on every new connection: a restarted master is
+// only reachable through new ones); it
 // cannot help against a clock jump or a long process pause. Where
 // correctness matters, use the single-server Mutex's fencing token, or
 // ZooKeeper or etcd.

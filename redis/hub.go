@@ -2,83 +2,75 @@ package redis
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// hub multiplexes the release channels of every waiter in the process over
-// one pub/sub connection per Client. A channel is subscribed while at
-// least one waiter listens on it, and a waiter starts listening only once
-// the server has confirmed the subscription, so a release published after
-// that is never missed.
+// hub is the one pub/sub connection of a Client, subscribed to one channel
+// of its own (baton:wake:<random>) for as long as the Client lives. Every
+// waiter of every lock on the Client waits on it: a release that hands a
+// lock to one of them publishes "<value> <token>" on the channel named in
+// the waiter's entry ("<entry> <token>", the entry starting with the
+// waiter's value), and the hub passes it to that waiter alone. Nothing
+// is subscribed or unsubscribed per lock or per wait.
 type hub struct {
-	rc goredis.UniversalClient
+	rc   goredis.UniversalClient
+	name string // the channel
 
-	mu     sync.Mutex
-	ps     *goredis.PubSub
-	chans  map[string]*channel
-	closed bool
-	quit   chan struct{}
-	exited chan struct{}
+	mu      sync.Mutex
+	ps      *goredis.PubSub
+	ready   chan struct{} // closed while the subscription is confirmed
+	waiters map[string]*listener
+	closed  bool
+	quit    chan struct{}
+	exited  chan struct{}
 }
 
-type channel struct {
-	subs    map[*listener]struct{}
-	pending int           // SUBSCRIBEs sent and not yet confirmed
-	ready   chan struct{} // closed when pending reaches 0
-	linger  *time.Timer   // unsubscribes an idle channel
-}
-
-// lingerTime is how long a channel stays subscribed without listeners, so
-// a client that locks the same key again and again does not pay a
-// SUBSCRIBE round trip each time.
-const lingerTime = 2 * time.Second
-
-// listener is one waiter's view of a channel. C receives the payload of a
-// message that passes its filter, and "" after a reconnection, when
-// messages may have been missed. The hub never blocks on C: when it is
-// full the new payload is dropped, so a waiter must treat any wake as
-// "look again" and use the payload only as a shortcut.
+// listener is one waiter. C receives "<entry> <token>" when the lock was
+// handed to it, and "" when messages may have been missed (the connection
+// was lost and has come back): the waiter should then look again. The
+// hub never blocks on C; a waiter treats any wake as "look again" and a
+// grant as a shortcut. With forward set, payloads go to forward (which
+// must not block) instead of C.
 type listener struct {
-	C      chan string
-	name   string
-	filter func(payload string) bool
-	h      *hub
+	C       chan string
+	value   string
+	h       *hub
+	forward func(payload string)
 }
 
 func newHub(rc goredis.UniversalClient) *hub {
-	return &hub{rc: rc, chans: map[string]*channel{}, quit: make(chan struct{}), exited: make(chan struct{})}
+	return &hub{
+		rc: rc, name: "baton:wake:" + randomValue(),
+		ready: make(chan struct{}), waiters: map[string]*listener{},
+		quit: make(chan struct{}), exited: make(chan struct{}),
+	}
 }
 
-// listen subscribes to name (if no other waiter already has) and returns
-// once the subscription is confirmed. Close the listener when done.
-func (h *hub) listen(ctx context.Context, name string, filter func(string) bool) (*listener, error) {
+// listen registers a waiter for value and returns once the hub's channel
+// is subscribed, so that a grant published after the waiter joins a line
+// is never missed. The first call on a Client subscribes (one round
+// trip); later calls do no I/O while the connection is up. Close the
+// listener when done.
+func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil, errClosed
 	}
 	if h.ps == nil {
+		// The confirmation arrives in run. On error go-redis keeps the
+		// channel and resubscribes when it reconnects.
 		h.ps = h.rc.Subscribe(context.WithoutCancel(ctx))
+		_ = h.ps.Subscribe(ctx, h.name)
 		go h.run(h.ps)
 	}
-	ch := h.chans[name]
-	if ch == nil {
-		ch = &channel{subs: map[*listener]struct{}{}, pending: 1, ready: make(chan struct{})}
-		h.chans[name] = ch
-		// On error go-redis keeps the channel and resubscribes when it
-		// reconnects; the confirmation comes then.
-		_ = h.ps.Subscribe(ctx, name)
-	}
-	if ch.linger != nil {
-		ch.linger.Stop()
-		ch.linger = nil
-	}
-	ready := ch.ready
-	l := &listener{C: make(chan string, 1), name: name, filter: filter, h: h}
-	ch.subs[l] = struct{}{}
+	l := &listener{C: make(chan string, 1), value: value, h: h}
+	h.waiters[value] = l
+	ready := h.ready
 	h.mu.Unlock()
 
 	select {
@@ -92,38 +84,39 @@ func (h *hub) listen(ctx context.Context, name string, filter func(string) bool)
 	}
 }
 
-// Close stops listening; the channel is unsubscribed when its last
-// listener leaves.
-func (l *listener) Close() { l.h.drop(l.name, l) }
-
-func (h *hub) drop(name string, l *listener) {
+// subscribed reports whether the hub's channel is subscribed now.
+func (h *hub) subscribed() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch := h.chans[name]
-	if ch == nil {
-		return
+	select {
+	case <-h.ready:
+		return true
+	default:
+		return false
 	}
-	if l != nil {
-		delete(ch.subs, l)
-	}
-	h.idle(name, ch)
 }
 
-// idle unsubscribes ch after lingerTime if nobody listens by then. Called
-// with h.mu held.
-func (h *hub) idle(name string, ch *channel) {
-	if len(ch.subs) > 0 || ch.pending > 0 || h.closed || ch.linger != nil {
-		return
+// Close stops listening.
+func (l *listener) Close() {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	if l.h.waiters[l.value] == l {
+		delete(l.h.waiters, l.value)
 	}
-	ch.linger = time.AfterFunc(lingerTime, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if h.chans[name] != ch || len(ch.subs) > 0 || ch.pending > 0 || h.closed {
-			return
-		}
-		delete(h.chans, name)
-		_ = h.ps.Unsubscribe(context.Background(), name)
-	})
+}
+
+// drop stops value's listener, if any.
+func (h *hub) drop(value string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.waiters, value)
+}
+
+// setForward sends l's payloads to f from now on.
+func (l *listener) setForward(f func(string)) {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	l.forward = f
 }
 
 func (h *hub) close() {
@@ -134,11 +127,6 @@ func (h *hub) close() {
 	}
 	h.closed = true
 	close(h.quit)
-	for _, ch := range h.chans {
-		if ch.linger != nil {
-			ch.linger.Stop()
-		}
-	}
 	ps := h.ps
 	h.mu.Unlock()
 	if ps != nil {
@@ -174,74 +162,79 @@ func (h *hub) run(ps *goredis.PubSub) {
 		delay = 50 * time.Millisecond
 		switch m := msg.(type) {
 		case *goredis.Subscription:
-			if m.Kind == "subscribe" {
-				h.confirmed(m.Channel)
+			if m.Kind == "subscribe" && m.Channel == h.name {
+				h.confirmed()
 			}
 		case *goredis.Message:
-			h.deliver(m.Channel, m.Payload)
+			if m.Channel == h.name {
+				h.deliver(m.Payload)
+			}
 		}
 	}
 }
 
-func (h *hub) confirmed(name string) {
+// confirmed marks the subscription live, and wakes every waiter: after a
+// reconnection, a grant may have been published while we were away.
+func (h *hub) confirmed() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch := h.chans[name]
-	if ch == nil {
-		return
+	select {
+	case <-h.ready:
+	default:
+		close(h.ready)
 	}
-	if ch.pending > 0 {
-		ch.pending--
-	}
-	if ch.pending == 0 {
-		select {
-		case <-ch.ready:
-		default:
-			close(ch.ready)
-		}
-		// A (re)subscription may follow a gap: let every waiter re-check.
-		for l := range ch.subs {
-			l.poke("")
-		}
-		h.idle(name, ch) // everyone may have left while we waited
+	for _, l := range h.waiters {
+		l.poke("")
 	}
 }
 
-func (h *hub) deliver(name, payload string) {
+// deliver passes "<entry> <token>" to the waiter whose value starts the
+// entry.
+func (h *hub) deliver(payload string) {
+	value, _, ok := strings.Cut(payload, "|")
+	if !ok || !strings.Contains(payload, " ") {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch := h.chans[name]
-	if ch == nil {
-		return
-	}
-	for l := range ch.subs {
-		if l.filter == nil || l.filter(payload) {
-			l.poke(payload)
-		}
+	if l := h.waiters[value]; l != nil {
+		l.poke(payload)
 	}
 }
 
-// lostContact wakes every waiter (messages may have been lost) and expects
-// go-redis's resubscription to confirm each channel again.
+// lostContact wakes every waiter (messages may have been lost) and waits
+// for go-redis's resubscription to confirm the channel again.
 func (h *hub) lostContact() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, ch := range h.chans {
-		ch.pending = 1
-		select {
-		case <-ch.ready:
-			ch.ready = make(chan struct{})
-		default:
-		}
-		for l := range ch.subs {
-			l.poke("")
-		}
+	select {
+	case <-h.ready:
+		h.ready = make(chan struct{})
+	default:
+	}
+	for _, l := range h.waiters {
+		l.poke("")
 	}
 }
 
 func (l *listener) poke(payload string) {
+	if l.forward != nil {
+		l.forward(payload)
+		return
+	}
 	select {
 	case l.C <- payload:
 	default:
+		if payload != "" {
+			// A token beats a pending "look again".
+			select {
+			case <-l.C:
+			default:
+			}
+			select {
+			case l.C <- payload:
+			default:
+			}
+		}
 	}
 }

@@ -24,17 +24,21 @@ const cleanupTimeout = 2 * time.Second
 // with it on the same key. The fencing token comes from INCR on K:token in
 // the same script as the SET.
 //
-// Fairness: waiters line up in K:queue in arrival order, and a free lock
-// goes only to the first of them, so no client gets the lock twice in a
-// row while another waits. There is no polling: the release script hands
-// the lock straight to the first live waiter (setting K to its value, with
-// its ttl, and drawing its token) and publishes "<value> <token>" on
-// K:release, so the hand-off costs the releaser's one round trip plus the
-// message. A waiter also looks again when the holder's remaining ttl runs
-// out (a holder that crashed, or one that does not publish, like redsync),
-// and refreshes its place every ttl/3; a waiter that stops refreshing is
-// dropped from the line after a ttl. A waiter's value is 32 hex digits, a
-// dot and its ttl in milliseconds.
+// Fairness: a Lock that finds the lock taken joins K's line in the same
+// script, and the release script hands the lock straight to the first
+// live waiter in line: it sets K to that waiter's value with its ttl,
+// draws its token, and publishes "<value> <token>" to that waiter alone,
+// on the pub/sub channel of the waiter's Client, so the waiter holds
+// without another round trip. So a releasing client cannot take the lock
+// back while others wait. An uncontended cycle is two round trips, one
+// script to acquire (with the token) and one to release. Waiters refresh
+// their place every ttl/3, and an entry not refreshed for a ttl is
+// skipped: a waiter that died does not block the line (but one that died
+// after the lock was handed to it holds it until its ttl runs out).
+// Waiters also look again when the holder's key expires, since a holder
+// that crashed, or one that does not hand over (redsync), never
+// publishes; a lock freed that way goes to whoever asks first, not to
+// the head of the line.
 //
 // A Mutex value is one holder, re-entrant like baton.Mutex. It must not be
 // copied after first use.
@@ -64,8 +68,9 @@ func (m *Mutex) Key() string { return m.k.lock }
 // If ctx ends first, our place in line is given up and ctx.Err() returned.
 func (m *Mutex) Lock(ctx context.Context) (*baton.Lease, error) { return m.acquire(ctx, false) }
 
-// TryLock acquires the lock only if it is free and nobody waits for it; it
-// returns an error wrapping baton.ErrLocked otherwise.
+// TryLock acquires the lock only if it is free; it returns an error
+// wrapping baton.ErrLocked otherwise. (While baton clients wait, a
+// baton holder hands the lock over at release, so it is never free.)
 func (m *Mutex) TryLock(ctx context.Context) (*baton.Lease, error) { return m.acquire(ctx, true) }
 
 // Unlock releases one level of the lock; the last level deletes the key
@@ -88,7 +93,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	// The release must happen even if ctx is cancelled now.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	ok, err := m.release(rctx, h.value)
+	ok, err := m.release(rctx, h.value, place{})
 	h.end(baton.ErrNotHeld)
 	h.wait()
 	switch {
@@ -119,94 +124,149 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		return l, nil
 	}
 
-	// The value carries our ttl, so a releasing client can hand the lock
-	// to us with our own ttl.
-	value := randomValue() + "." + strconv.FormatInt(m.ttl.Milliseconds(), 10)
-	g, err := m.attempt(ctx, value, !try)
-	if err != nil {
-		return nil, m.giveUp(ctx, value, err)
-	}
-	if g.ok {
+	value := randomValue()
+	if try {
+		g, err := m.attempt(ctx, value, false, place{})
+		if err != nil {
+			return nil, m.giveUp(ctx, value, place{}, err)
+		}
+		if !g.ok {
+			return nil, fmt.Errorf("%w: %s", baton.ErrLocked, m.k.lock)
+		}
 		return m.held(value, g), nil
 	}
-	if try {
-		return nil, fmt.Errorf("%w: %s", baton.ErrLocked, m.k.lock)
-	}
 
-	// We are in line. Listen for our turn, then look again: a release
-	// between our first attempt and the subscription is seen by this one.
-	l, err := m.c.hub.listen(ctx, m.k.channel, func(msg string) bool {
-		return msg == "" || strings.HasPrefix(msg, value+" ")
-	})
-	if err != nil {
-		return nil, m.giveUp(ctx, value, err)
-	}
-	defer l.Close()
-	timer := time.NewTimer(0)
-	<-timer.C
-	defer timer.Stop()
-	for {
-		g, err = m.attempt(ctx, value, true)
+	if !m.c.hub.subscribed() {
+		// A client that never waited has no subscription yet: try first,
+		// and subscribe only if we have to wait.
+		g, err := m.attempt(ctx, value, false, place{})
 		if err != nil {
-			return nil, m.giveUp(ctx, value, err)
+			return nil, m.giveUp(ctx, value, place{}, err)
 		}
 		if g.ok {
 			return m.held(value, g), nil
 		}
+	}
+	// Listen before joining the line: a grant published after we join is
+	// then never missed. This is no I/O once the Client's one pub/sub
+	// channel is subscribed.
+	l, err := m.c.hub.listen(ctx, value)
+	if err != nil {
+		return nil, m.giveUp(ctx, value, place{}, err)
+	}
+	defer l.Close()
+	var at place
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	for {
+		// Take the lock, or join the line (or refresh our place in it).
+		g, err := m.attempt(ctx, value, true, at)
+		if err != nil {
+			return nil, m.giveUp(ctx, value, at, err)
+		}
+		if g.ok {
+			return m.held(value, g), nil
+		}
+		at = g.at
+		// Look again when our entry needs a refresh, or when the holder's
+		// key expires (a holder that crashed, or one that does not hand
+		// over, like redsync).
 		wait := m.ttl / 3
-		if g.hint >= 0 && g.hint < wait {
-			wait = max(g.hint, time.Millisecond)
+		if g.pttl >= 0 && g.pttl < wait {
+			wait = max(g.pttl, time.Millisecond)
 		}
 		timer.Reset(wait)
 		select {
 		case msg := <-l.C:
-			// The releasing client granted us the lock in its script: the
-			// key was set after our last attempt reached the server, so
-			// validity counts from that attempt's send time.
-			if tok, err := strconv.ParseInt(strings.TrimPrefix(msg, value+" "), 10, 64); err == nil && msg != "" {
-				return m.held(value, grant{ok: true, token: tok, sent: g.sent}), nil
+			if !timer.Stop() {
+				<-timer.C
+			}
+			// The releasing client made us the holder in its script, for
+			// the entry our last attempt left: the key was set after that
+			// attempt reached the server, so validity counts from its send
+			// time.
+			if tok, ok := grantFor(msg, at.entry); ok {
+				return m.held(value, grant{ok: true, token: tok, pttl: m.ttl, sent: g.sent}), nil
 			}
 		case <-timer.C:
 		case <-ctx.Done():
-			return nil, m.giveUp(ctx, value, ctx.Err())
+			return nil, m.giveUp(ctx, value, at, ctx.Err())
 		}
 	}
+}
+
+// grantFor parses a hand-off message "<entry> <token>" and reports
+// whether it is for entry.
+func grantFor(msg, entry string) (int64, bool) {
+	e, tok, ok := strings.Cut(msg, " ")
+	if !ok || e != entry || entry == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(tok, 10, 64)
+	return n, err == nil
+}
+
+// place is a waiter's entry in a line and its ticket.
+type place struct {
+	entry, ticket string
 }
 
 // grant is the outcome of one acquire script run.
 type grant struct {
 	ok    bool
 	token int64
-	hint  time.Duration // when not ok: how long the lock may stay taken (<0: unknown)
+	pttl  time.Duration // ok: validity left; else how long the lock may stay taken (<0: unknown)
+	at    place         // in line: our entry
 	sent  time.Time
 }
 
-func (m *Mutex) attempt(ctx context.Context, value string, queue bool) (grant, error) {
-	q := "0"
-	if queue {
-		q = "1"
+// waitLife is how long a waiter's entry in a line lives without a
+// refresh: a waiter refreshes it every ttl/3, so a waiter that died is
+// skipped by releases after at most this long.
+func waitLife(ttl time.Duration) time.Duration { return ttl }
+
+func runAcquire(ctx context.Context, c *Client, k keys, value string, ttl time.Duration, wait, token bool, at place) (grant, error) {
+	mode, tok := "t", "0"
+	if wait {
+		mode = "w"
 	}
-	ttl := m.ttl.Milliseconds()
+	if token {
+		tok = "1"
+	}
 	g := grant{sent: time.Now()}
-	res, err := acquireScript.Run(ctx, m.c.rc,
-		[]string{m.k.lock, m.k.token, m.k.queue, m.k.waiting},
-		value, ttl, q, ttl).Int64Slice()
+	res, err := acquireScript.Run(ctx, c.rc, k.all(),
+		value, ttl.Milliseconds(), mode, tok, at.entry, at.ticket, c.hub.name, waitLife(ttl).Milliseconds()).Slice()
 	if err != nil {
 		return g, err
 	}
-	if len(res) != 2 {
+	if len(res) < 2 {
 		return g, fmt.Errorf("redis: acquire script returned %v", res)
 	}
-	if res[0] == 1 {
-		g.ok, g.token = true, res[1]
-	} else {
-		g.hint = time.Duration(res[1]) * time.Millisecond
+	ok, _ := res[0].(int64)
+	n, _ := res[1].(int64)
+	if ok == 1 {
+		if len(res) < 3 {
+			return g, fmt.Errorf("redis: acquire script returned %v", res)
+		}
+		p, _ := res[2].(int64)
+		g.ok, g.token, g.pttl = true, n, time.Duration(p)*time.Millisecond
+		return g, nil
+	}
+	g.pttl = time.Duration(n) * time.Millisecond
+	if len(res) == 4 {
+		g.at.entry, _ = res[2].(string)
+		g.at.ticket, _ = res[3].(string)
 	}
 	return g, nil
 }
 
+func (m *Mutex) attempt(ctx context.Context, value string, wait bool, at place) (grant, error) {
+	return runAcquire(ctx, m.c, m.k, value, m.ttl, wait, true, at)
+}
+
 func (m *Mutex) held(value string, g grant) *baton.Lease {
-	deadline := g.sent.Add(m.ttl - lossMargin(m.ttl))
+	deadline := g.sent.Add(min(g.pttl, m.ttl) - lossMargin(m.ttl))
 	h := newHold(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		sent := time.Now()
 		n, err := extendScript.Run(ctx, m.c.rc, []string{m.k.lock}, value, m.ttl.Milliseconds()).Int64()
@@ -221,17 +281,17 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 	return m.take(h)
 }
 
-func (m *Mutex) release(ctx context.Context, value string) (bool, error) {
-	n, err := releaseScript.Run(ctx, m.c.rc, []string{m.k.lock, m.k.token, m.k.queue, m.k.waiting}, value, m.k.channel).Int64()
+func (m *Mutex) release(ctx context.Context, value string, at place) (bool, error) {
+	n, err := releaseScript.Run(ctx, m.c.rc, m.k.all(), value, at.entry, "1").Int64()
 	return n == 1, err
 }
 
-// giveUp leaves the line (and deletes the key should our grant have landed
-// unseen), then returns ctx's error if it ended, else err.
-func (m *Mutex) giveUp(ctx context.Context, value string, err error) error {
+// giveUp leaves the line (and hands the lock on should a grant have
+// reached us unseen), then returns ctx's error if it ended, else err.
+func (m *Mutex) giveUp(ctx context.Context, value string, at place, err error) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_, _ = m.release(cctx, value)
+	_, _ = m.release(cctx, value, at)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,10 +21,6 @@ type Quorum struct {
 
 type node struct {
 	c *Client
-
-	mu      sync.Mutex
-	runID   string
-	changed time.Time // when we saw run_id change (monotonic)
 }
 
 // NewQuorum returns a Quorum over the given clients, one per master. It
@@ -111,15 +106,15 @@ func (q *Quorum) majority() int { return len(q.nodes)/2 + 1 }
 
 // reply is one master's answer in a round.
 type reply struct {
-	val     int64
+	g       grant // acquire: the script's answer
+	val     int64 // other scripts: their integer answer
 	err     error
 	trusted bool // the master may count toward a quorum
 }
 
-// round runs script on every master in parallel, each bounded by timeout,
-// together with INFO server on the same connection, so each answer is
-// tied to the run_id of the process that gave it.
-func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, s *goredis.Script, keys []string, args ...any) []reply {
+// round runs do on every master in parallel, each bounded by timeout, and
+// marks each answer trusted or not by the restart guard.
+func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(ctx context.Context, n *node) reply) []reply {
 	out := make([]reply, len(q.nodes))
 	var wg sync.WaitGroup
 	for i, n := range q.nodes {
@@ -128,73 +123,33 @@ func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, s *gored
 			defer wg.Done()
 			ictx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			out[i] = n.run(ictx, ttl, s, keys, args...)
+			r := n.check(ictx)
+			if r.err == nil {
+				r = do(ictx, n)
+			}
+			if r.err != nil {
+				r.err = fmt.Errorf("%s: %w", n.c, r.err)
+			} else {
+				r.trusted = n.c.srv.trusted(ttl)
+			}
+			out[i] = r
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func (n *node) run(ctx context.Context, ttl time.Duration, s *goredis.Script, keys []string, args ...any) reply {
-	var info *goredis.StringCmd
-	var res *goredis.Cmd
-	exec := func(eval bool) error {
-		_, err := n.c.rc.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			info = p.Info(ctx, "server")
-			if eval {
-				res = s.Eval(ctx, p, keys, args...)
-			} else {
-				res = s.EvalSha(ctx, p, keys, args...)
-			}
-			return nil
-		})
-		return err
+// check reads the master's run_id when no connection hook has: for a
+// client NewClient could not hook, or one whose connections predate the
+// hook. Once known, the hook keeps it current.
+func (n *node) check(ctx context.Context) reply {
+	if n.c.srv.hooked && n.c.srv.known() {
+		return reply{}
 	}
-	err := exec(false)
-	if err != nil && goredis.HasErrorPrefix(res.Err(), "NOSCRIPT") {
-		err = exec(true)
-	}
+	info, err := n.c.rc.Info(ctx, "server").Result()
 	if err != nil {
-		return reply{err: fmt.Errorf("%s: %w", n.c, err)}
+		return reply{err: err}
 	}
-	v, err := res.Int64()
-	if err != nil {
-		return reply{err: fmt.Errorf("%s: %w", n.c, err)}
-	}
-	runID, uptime := parseInfo(info.Val())
-	return reply{val: v, trusted: n.trust(runID, uptime, ttl)}
-}
-
-// trust records the run_id seen and says whether the master's answer may
-// count: not if its run_id changed less than a ttl ago, nor if it has been
-// up for less than a ttl (it may have lost keys a holder relies on).
-func (n *node) trust(runID string, uptime, ttl time.Duration) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	now := time.Now()
-	if runID == "" {
-		return false
-	}
-	if n.runID != "" && n.runID != runID {
-		n.changed = now
-	}
-	n.runID = runID
-	if !n.changed.IsZero() && now.Sub(n.changed) < ttl {
-		return false
-	}
-	return uptime >= ttl
-}
-
-// parseInfo reads run_id and uptime from INFO server.
-func parseInfo(s string) (runID string, uptime time.Duration) {
-	for line := range strings.SplitSeq(s, "\n") {
-		line = strings.TrimSpace(line)
-		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
-			runID = v
-		} else if v, ok := strings.CutPrefix(line, "uptime_in_seconds:"); ok {
-			sec, _ := strconv.ParseInt(v, 10, 64)
-			uptime = time.Duration(sec) * time.Second
-		}
-	}
-	return runID, uptime
+	n.c.srv.saw(parseInfo(info))
+	return reply{}
 }

@@ -6,29 +6,38 @@ import (
 )
 
 func TestTrustRunID(t *testing.T) {
-	n := &node{}
+	s := &server{}
 	const ttl = 50 * time.Millisecond
-	if !n.trust("a", time.Hour, ttl) {
+	if s.trusted(ttl) {
+		t.Fatal("master never seen trusted")
+	}
+	s.saw("a", time.Hour)
+	if !s.trusted(ttl) {
 		t.Fatal("first sight of an old master not trusted")
 	}
-	if n.trust("b", time.Hour, ttl) {
+	s.saw("b", time.Hour)
+	if s.trusted(ttl) {
 		t.Fatal("changed run_id trusted at once")
 	}
-	if n.trust("b", time.Hour, ttl) {
-		t.Fatal("changed run_id trusted within the ttl")
-	}
 	deadline := time.Now().Add(5 * time.Second)
-	for !n.trust("b", time.Hour, ttl) {
+	for !s.trusted(ttl) {
 		if time.Now().After(deadline) {
 			t.Fatal("changed run_id never trusted again")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if n.trust("b", ttl/2, ttl) {
+	s.saw("b", 0)
+	if !s.trusted(ttl) {
+		t.Fatal("a later reading of the same run_id (uptime in whole seconds) undid the trust")
+	}
+	young := &server{}
+	young.saw("c", 0)
+	if young.trusted(ttl) {
 		t.Fatal("master up for less than a ttl trusted")
 	}
-	if n.trust("", time.Hour, ttl) {
-		t.Fatal("answer without run_id trusted")
+	young.saw("", time.Hour)
+	if young.trusted(ttl) {
+		t.Fatal("an answer without run_id made a young master trusted")
 	}
 }
 

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -23,22 +27,36 @@ const noQuorumRounds = 3
 // Redlock is the Redlock algorithm over the N independent masters of a
 // Quorum, with the same handle as baton.Mutex.
 //
-// To acquire, it sends SET K value NX PX ttl (as a script that also
-// returns the holder's remaining ttl) to all masters in parallel, each
-// bounded by a small timeout (ttl/50, between 100ms and 200ms). It holds the
-// lock if at least N/2+1 granted it and the validity, ttl minus the time
-// the round took minus the drift allowance (ttl×0.01 + 2ms), is positive;
-// validity is measured on the monotonic clock from when the round was
-// sent. Otherwise it deletes the key on every master, then retries after a
-// random delay, or sooner when a holder's release is published. It renews
-// every ttl/3 with compare-and-pexpire on all masters, and keeps the lock
-// only if a majority confirmed within the validity; the lease ends as lost
-// otherwise. The key and its value are those of redsync, which contends
-// with it.
+// To acquire, it sends SET K value NX PX ttl to all masters in parallel,
+// each bounded by a small timeout (ttl/50, between 100ms and 200ms). It
+// holds the lock if at least N/2+1 granted it and the validity, ttl minus
+// the time the round took minus the drift allowance (ttl×0.01 + 2ms), is
+// positive; validity is measured on the monotonic clock from when the
+// round was sent. It renews every ttl/3 with compare-and-pexpire on all
+// masters, and keeps the lock only if a majority confirmed within the
+// validity; the lease ends as lost otherwise. The key and its value are
+// those of redsync, which contends with it.
+//
+// Waiting: when the lock is taken, Lock joins K's line on every master
+// (as Mutex does on one), with the same ticket on all of them, its
+// client's clock in microseconds when it first asked: every master orders
+// the same waiters the same way, and a release, which on each master
+// hands the key to the first live waiter in line and publishes to it
+// alone, hands all masters to the same waiter. That waiter holds once a
+// majority of masters told it so, with validity counted from its last
+// round; it asks no further. No waiter polls, and votes do not split
+// among waiters (FIFO up to the clocks of the clients). Contenders that
+// arrive at a free lock at once can still split the vote: they give back
+// what they got and retry after a few random milliseconds. A waiter also
+// looks again every ttl/3 (refreshing its places) and when the holder's
+// key expires (a holder that crashed, or redsync, which does not hand
+// over).
 //
 // Restart guard: a master whose run_id changed since this process last saw
 // it, or that has been up for less than a ttl, does not count toward a
 // quorum for one ttl, since it may have lost keys without persistence.
+// The run_id is read when a connection is made (a restarted master is
+// only reachable through new connections), not per request.
 //
 // Redlock gives no fencing token: the lease's Token is always 0. It relies
 // on bounded clock drift and no clock jumps, and on masters not losing
@@ -47,8 +65,9 @@ const noQuorumRounds = 3
 // When fewer than a majority of masters answer, TryLock fails at once with
 // an error wrapping ErrNoQuorum; so does Lock, after three rounds (a
 // fraction of the ttl), when the others refuse connections. Masters that
-// time out may only be slow: Lock keeps trying them until ctx ends. A Redlock value is one
-// holder, re-entrant; it must not be copied after first use.
+// time out may only be slow: Lock keeps trying them until ctx ends. A
+// Redlock value is one holder, re-entrant; it must not be copied after
+// first use.
 type Redlock struct {
 	q   *Quorum
 	k   keys
@@ -66,8 +85,8 @@ func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 // Key is the lock's Redis key.
 func (r *Redlock) Key() string { return r.k.lock }
 
-// Lock acquires the lock, retrying for as long as ctx allows; see Redlock.
-// The lease's Token is 0 (Redlock has no fencing token).
+// Lock acquires the lock, waiting in line for as long as ctx allows; see
+// Redlock. The lease's Token is 0 (Redlock has no fencing token).
 func (r *Redlock) Lock(ctx context.Context) (*baton.Lease, error) { return r.acquire(ctx, false) }
 
 // TryLock makes one attempt. It returns an error wrapping baton.ErrLocked
@@ -75,10 +94,10 @@ func (r *Redlock) Lock(ctx context.Context) (*baton.Lease, error) { return r.acq
 // ErrNoQuorum when too few masters answer.
 func (r *Redlock) TryLock(ctx context.Context) (*baton.Lease, error) { return r.acquire(ctx, true) }
 
-// Unlock releases one level; the last deletes the key on every master
-// (where it still holds our value) and ends the lease. It returns
-// baton.ErrNotHeld without a hold, and an error wrapping baton.ErrLost if
-// the lease was lost.
+// Unlock releases one level; the last releases the key on every master
+// (where it still holds our value, handing it to the next waiter there)
+// and ends the lease. It returns baton.ErrNotHeld without a hold, and an
+// error wrapping baton.ErrLost if the lease was lost.
 func (r *Redlock) Unlock(ctx context.Context) error {
 	if err := r.enter(ctx); err != nil {
 		return err
@@ -93,7 +112,7 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 	lost := h.lease.Err()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	r.q.round(rctx, r.timeout(), r.ttl, releaseScript, []string{r.k.lock, r.k.token, r.k.queue, r.k.waiting}, h.value, r.k.channel)
+	r.release(rctx, h.value, nil, nil)
 	h.end(baton.ErrNotHeld)
 	h.wait()
 	return lost
@@ -106,6 +125,41 @@ func (r *Redlock) Held() bool {
 
 func (r *Redlock) timeout() time.Duration {
 	return min(max(r.ttl/50, 100*time.Millisecond), 200*time.Millisecond)
+}
+
+// tally is what one round got.
+type tally struct {
+	granted, reachable, guarded, slow int
+	mine                              []bool        // per master: holds our value
+	pttl                              time.Duration // least validity left among grants
+	wait                              time.Duration // least ttl left among other holders (<0: unknown)
+	errs                              []error
+}
+
+func (r *Redlock) count(rs []reply) tally {
+	t := tally{mine: make([]bool, len(rs)), pttl: r.ttl, wait: -1}
+	for i, x := range rs {
+		switch {
+		case x.err != nil:
+			t.errs = append(t.errs, x.err)
+			if isTimeout(x.err) {
+				t.slow++
+			}
+			continue
+		case x.g.ok:
+			t.mine[i] = true
+			if x.trusted {
+				t.granted++
+				t.pttl = min(t.pttl, x.g.pttl)
+			} else {
+				t.guarded++
+			}
+		case x.g.pttl > 0 && (t.wait < 0 || x.g.pttl < t.wait):
+			t.wait = x.g.pttl
+		}
+		t.reachable++
+	}
+	return t
 }
 
 func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
@@ -121,123 +175,243 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	}
 
 	value := randomValue()
-	lctx, stopListening := context.WithCancel(ctx)
-	defer stopListening()
-	var wake chan string
+	n := len(r.q.nodes)
+	at := make([]place, n) // our entries in the lines, from the last round
+	var wake <-chan handoff
+	defer func() {
+		if wake != nil {
+			r.unlisten(value)
+		}
+	}()
+	ticket := ""
 	noQuorum := 0 // consecutive rounds with too few answers
 	splits := 0   // rounds that won some votes but not a majority
+	first := true
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
 	for {
 		start := time.Now()
-		rs := r.q.round(ctx, r.timeout(), r.ttl, setnxScript, []string{r.k.lock}, value, r.ttl.Milliseconds())
-		granted, reachable, guarded, slow := 0, 0, 0, 0
-		var errs []error
-		var wait time.Duration = -1
-		for _, x := range rs {
-			switch {
-			case x.err != nil:
-				errs = append(errs, x.err)
-				if isTimeout(x.err) {
-					slow++
+		var rs []reply
+		if first {
+			// SET NX PX alone: an uncontended acquisition costs one command
+			// per master.
+			rs = r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
+				ok, err := nd.c.rc.SetNX(ctx, r.k.lock, value, r.ttl).Result()
+				return reply{g: grant{ok: ok, pttl: r.ttl, sent: start}, err: err}
+			})
+		} else {
+			// Take the lock, or join the lines (refresh our places).
+			rs = r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
+				i := slices.Index(r.q.nodes, nd)
+				g, err := runAcquire(ctx, nd.c, r.k, value, r.ttl, true, false, place{entry: at[i].entry, ticket: ticket})
+				return reply{g: g, err: err}
+			})
+			for i, x := range rs {
+				switch {
+				case x.err == nil:
+					at[i] = x.g.at // empty when granted
+				case !isTimeout(x.err):
+					at[i] = place{} // refused: a restarted master lost the line
 				}
-				continue
-			case x.val == -3 && x.trusted:
-				granted++
-			case x.val == -3:
-				guarded++
-			case x.val > 0 && (wait < 0 || time.Duration(x.val)*time.Millisecond < wait):
-				wait = time.Duration(x.val) * time.Millisecond
 			}
-			reachable++
 		}
-		deadline := start.Add(r.ttl - drift(r.ttl))
-		if granted >= r.q.majority() && time.Now().Before(deadline) {
-			// Held by the spec's validity; the lease reports a loss a
-			// safety margin before that validity runs out.
-			return r.held(value, start.Add(r.ttl-lossMargin(r.ttl))), nil
+		t := r.count(rs)
+		if l := r.won(value, t, start); l != nil {
+			return l, nil
 		}
-		r.clean(ctx, value, try || ctx.Err() != nil || (reachable < r.q.majority() && noQuorum+1 >= noQuorumRounds))
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if first && !try && t.reachable >= r.q.majority() && t.granted+t.guarded < r.q.majority() {
+			// Taken elsewhere: join the lines at once, keeping what we got
+			// (the next round finds it ours).
+			first = false
+			ticket = strconv.FormatInt(time.Now().UnixMicro(), 10)
+			wake = r.listen(ctx, value)
+			continue
+		}
+		first = false
+		if try || ctx.Err() != nil {
+			r.release(ctx, value, nil, at)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		} else if slices.Contains(t.mine, true) {
+			// Some votes but not a majority: give them back (to the next
+			// in line there) and stay in the other lines.
+			splits++
+			r.release(ctx, value, t.mine, nil)
 		}
 		// Too few answers: fail fast when the silent masters refused us
 		// (down); masters that merely timed out may be slow, so Lock keeps
 		// trying them.
-		if reachable >= r.q.majority() {
+		if t.reachable >= r.q.majority() {
 			noQuorum = 0
-		} else if noQuorum++; try || (reachable+slow < r.q.majority() && noQuorum >= noQuorumRounds) {
+		} else if noQuorum++; try || (t.reachable+t.slow < r.q.majority() && noQuorum >= noQuorumRounds) {
+			r.release(ctx, value, nil, at)
 			return nil, fmt.Errorf("%w: %s: %d of %d answered, need %d: %w",
-				ErrNoQuorum, r.k.lock, reachable, len(rs), r.q.majority(), errors.Join(errs...))
+				ErrNoQuorum, r.k.lock, t.reachable, len(rs), r.q.majority(), errors.Join(t.errs...))
 		}
 		if try {
-			if guarded > 0 && granted+guarded >= r.q.majority() {
+			if t.guarded > 0 && t.granted+t.guarded >= r.q.majority() {
 				return nil, fmt.Errorf("%w: %s: %d of %d instances (re)started within the last ttl and do not count yet",
-					baton.ErrLocked, r.k.lock, guarded, len(rs))
+					baton.ErrLocked, r.k.lock, t.guarded, len(rs))
 			}
 			return nil, fmt.Errorf("%w: %s", baton.ErrLocked, r.k.lock)
 		}
+		if ticket == "" {
+			ticket = strconv.FormatInt(time.Now().UnixMicro(), 10)
+		}
 		if wake == nil {
-			wake = r.listen(lctx)
+			wake = r.listen(ctx, value)
 		}
-		// Retry after a random delay. A split vote is retried within a few
-		// milliseconds (the contenders have already deleted their keys); a
-		// key held elsewhere is retried on its release message, or at the
-		// latest when the earliest holder's key expires.
+		// Wait for the masters to hand us the lock, or look again: soon
+		// after a split vote or a guarded master, when the earliest
+		// holder's key expires, and at the latest in ttl/3 to refresh our
+		// places.
+		wait := r.ttl / 3
 		switch {
-		case guarded > 0 || noQuorum > 0:
+		case t.guarded > 0 || noQuorum > 0:
 			wait = r.ttl / 20
-		case granted > 0:
-			splits++
+		case slices.Contains(t.mine, true):
 			wait = min(time.Millisecond*time.Duration(2+2*splits), 20*time.Millisecond)
-		case wait < 0 || wait > r.ttl/3:
-			wait = r.ttl / 3
+			wait = wait/2 + rand.N(wait/2+1)
+		case t.wait >= 0 && t.wait < wait:
+			wait = max(t.wait, time.Millisecond)
 		}
-		timer.Reset(wait/2 + rand.N(wait/2+1))
-		select {
-		case <-wake:
-			timer.Stop()
-			timer.Reset(rand.N(3 * time.Millisecond))
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return nil, ctx.Err()
+		if slices.Contains(t.mine, true) {
+			// We just gave back what we had: our places there are gone.
+			for i, m := range t.mine {
+				if m {
+					at[i] = place{}
+				}
 			}
-		case <-timer.C:
-		case <-ctx.Done():
+		}
+		if l := r.await(ctx, value, wake, at, start, wait, timer); l != nil {
+			return l, nil
+		}
+		if ctx.Err() != nil {
+			r.release(ctx, value, nil, at)
 			return nil, ctx.Err()
 		}
 	}
 }
 
-// listen subscribes to the release channel on every master that confirms
-// within the per-instance timeout, merged into one channel, until ctx ends.
-func (r *Redlock) listen(ctx context.Context) chan string {
-	out := make(chan string, 1)
-	for _, n := range r.q.nodes {
+// await waits up to wait for hand-offs. A master's hand-off counts if it
+// is for the entry our last round left there: the key was set after that
+// round reached the master, so validity counts from the round's start.
+// It returns the lease once a majority of trusted masters handed over in
+// time, nil when it is time to look again.
+func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, at []place, start time.Time, wait time.Duration, timer *time.Timer) *baton.Lease {
+	timer.Reset(wait)
+	defer func() {
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}()
+	handed := make([]bool, len(at))
+	for {
+		select {
+		case w := <-wake:
+			if w.master < 0 {
+				return nil // messages may have been missed: look again
+			}
+			if _, ok := grantFor(w.msg, at[w.master].entry); !ok || handed[w.master] {
+				continue
+			}
+			handed[w.master] = true
+			if r.trusted(handed) >= r.q.majority() {
+				if time.Now().Before(start.Add(r.ttl - drift(r.ttl))) {
+					return r.held(value, start.Add(r.ttl-lossMargin(r.ttl)))
+				}
+				return nil
+			}
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// handoff is a wake-up from one master: msg is "<entry> <token>" when it
+// handed us the key; master is -1 when messages may have been missed.
+type handoff struct {
+	master int
+	msg    string
+}
+
+// won returns the lease if a round got a majority of trusted grants in
+// time, else nil.
+func (r *Redlock) won(value string, t tally, start time.Time) *baton.Lease {
+	if t.granted < r.q.majority() {
+		return nil
+	}
+	validity := min(r.ttl, t.pttl)
+	if !time.Now().Before(start.Add(validity - drift(r.ttl))) {
+		return nil
+	}
+	// Held by the spec's validity; the lease reports a loss a safety
+	// margin before that validity runs out.
+	return r.held(value, start.Add(validity-lossMargin(r.ttl)))
+}
+
+// trusted counts the masters in set that the restart guard trusts.
+func (r *Redlock) trusted(set []bool) int {
+	n := 0
+	for i, in := range set {
+		if in && r.q.nodes[i].c.srv.trusted(r.ttl) {
+			n++
+		}
+	}
+	return n
+}
+
+// listen registers value with every master's hub and merges their
+// wake-ups into one channel. Masters whose hub does not confirm within the
+// per-instance timeout are left out (rounds still find what they hold).
+// nil if no master's hub confirmed.
+func (r *Redlock) listen(ctx context.Context, value string) <-chan handoff {
+	out := make(chan handoff, 2*len(r.q.nodes))
+	var wg sync.WaitGroup
+	var ok atomic.Bool
+	for i, nd := range r.q.nodes {
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			lctx, cancel := context.WithTimeout(ctx, r.timeout())
-			l, err := n.c.hub.listen(lctx, r.k.channel, nil)
-			cancel()
+			defer cancel()
+			l, err := nd.c.hub.listen(lctx, value)
 			if err != nil {
 				return
 			}
-			defer l.Close()
-			for {
-				select {
-				case m := <-l.C:
-					select {
-					case out <- m:
-					default:
-					}
-				case <-ctx.Done():
-					return
+			ok.Store(true)
+			l.setForward(func(msg string) {
+				w := handoff{master: i, msg: msg}
+				if msg == "" {
+					w.master = -1
 				}
-			}
+				select {
+				case out <- w:
+				default:
+				}
+			})
 		}()
 	}
+	wg.Wait()
+	if !ok.Load() {
+		r.unlisten(value)
+		return nil
+	}
 	return out
+}
+
+// unlisten drops value's listeners.
+func (r *Redlock) unlisten(value string) {
+	for _, nd := range r.q.nodes {
+		nd.c.hub.drop(value)
+	}
 }
 
 func isTimeout(err error) bool {
@@ -245,23 +419,33 @@ func isTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
-// clean deletes our value on every master after a failed attempt. When we
-// give up (wake), the deletion is published so waiters look again; when we
-// retry, we will publish when we release.
-func (r *Redlock) clean(ctx context.Context, value string, wake bool) {
+// release gives our value back on the masters in which (all if nil),
+// handing each to the next live waiter in line there, and leaves the
+// lines we are in (at, if not nil).
+func (r *Redlock) release(ctx context.Context, value string, which []bool, at []place) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if wake {
-		r.q.round(cctx, r.timeout(), r.ttl, releaseScript, []string{r.k.lock, r.k.token, r.k.queue, r.k.waiting}, value, r.k.channel)
-		return
-	}
-	r.q.round(cctx, r.timeout(), r.ttl, delScript, []string{r.k.lock}, value)
+	r.q.round(cctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
+		i := slices.Index(r.q.nodes, nd)
+		var entry string
+		if at != nil {
+			entry = at[i].entry
+		}
+		if which != nil && !which[i] && entry == "" {
+			return reply{}
+		}
+		n, err := releaseScript.Run(ctx, nd.c.rc, r.k.all(), value, entry, "0").Int64()
+		return reply{val: n, err: err}
+	})
 }
 
 func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
 	h := newHold(r.k.lock, 0, value, r.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		start := time.Now()
-		rs := r.q.round(ctx, r.timeout(), r.ttl, extendScript, []string{r.k.lock}, value, r.ttl.Milliseconds())
+		rs := r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
+			n, err := extendScript.Run(ctx, nd.c.rc, []string{r.k.lock}, value, r.ttl.Milliseconds()).Int64()
+			return reply{val: n, err: err}
+		})
 		ok, gone := 0, 0
 		for _, x := range rs {
 			switch {

@@ -10,6 +10,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(workerMain())
 	}
+	if os.Getenv(redisWaiterEnv) != "" {
+		os.Exit(redisWaiterMain())
+	}
 	code := m.Run()
 	if err := writeReport(); err != nil {
 		fmt.Fprintln(os.Stderr, "reliability: report:", err)

@@ -52,10 +52,10 @@ func TestStatusRedis(t *testing.T) {
 			holder := start(t, e, "lock", "--ttl", "2s", "rs")
 			holder.waitOutput("BATON_TOKEN=", 10*time.Second)
 			waiter := start(t, e, "lock", "--ttl", "2s", "rs", "--", "true")
-			// Redis waiters queue in K:queue; Redlock waiters do not queue.
-			want := 1
+			// Waiters queue in K:queue, on every master for Redlock.
+			want, nodes := 1, len(addrs)+1
 			if st.scheme == "redlock" {
-				want = 0
+				nodes = 2 * len(addrs)
 			}
 			var rep statusReport
 			deadline := time.Now().Add(10 * time.Second)
@@ -73,7 +73,7 @@ func TestStatusRedis(t *testing.T) {
 				<-time.After(20 * time.Millisecond) // poll interval
 			}
 			if rep.Holders != 1 || rep.Entries[0].Role != "holder" || rep.Entries[0].Session == "" ||
-				len(rep.Entries) != len(addrs)+want {
+				len(rep.Entries) != nodes {
 				t.Fatalf("report %+v", rep)
 			}
 			holder.signal(2)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,12 +17,14 @@ import (
 type RedisLock struct {
 	// Server is the server's host:port.
 	Server string
-	// Holder is the holder's random value ("" when free), Left its
-	// remaining ttl and Token the latest fencing token granted.
+	// Holder is the holder's random value ("" when free; without the "+"
+	// a waiter appends to mark a line), Left its remaining ttl and Token
+	// the latest fencing token granted.
 	Holder string
 	Left   time.Duration
 	Token  int64
-	// Waiters are the waiters' values in arrival order.
+	// Waiters are the waiters' values in line order (from the entries
+	// "<value>|<deadline>|<ttl>|<channel>" of K:queue).
 	Waiters []string
 }
 
@@ -93,12 +96,17 @@ func inspectOne(ctx context.Context, u URL, name string, dial time.Duration, f T
 		return rl, fmt.Errorf("%s: %w", rl.Server, err)
 	}
 	rl.Holder, _ = get.Result()
+	rl.Holder = strings.TrimSuffix(rl.Holder, "+")
 	if d, err := ttl.Result(); err == nil && d > 0 {
 		rl.Left = d
 	}
 	if s, err := tok.Result(); err == nil {
 		rl.Token, _ = strconv.ParseInt(s, 10, 64)
 	}
-	rl.Waiters, _ = queue.Result()
+	entries, _ := queue.Result()
+	for _, e := range entries {
+		v, _, _ := strings.Cut(e, "|")
+		rl.Waiters = append(rl.Waiters, v)
+	}
 	return rl, nil
 }

@@ -1,59 +1,60 @@
--- acquire.lua: take the lock if it is free and we are first in line.
--- KEYS[1] lock key, KEYS[2] token counter, KEYS[3] queue (zset, value ->
--- arrival ticket), KEYS[4] waiter deadlines (zset, value -> server ms).
--- ARGV[1] our random value, ARGV[2] lock ttl ms, ARGV[3] "1" to queue
--- behind others when not granted, "0" to only try, ARGV[4] waiter ttl ms.
--- Returns {1, token} when held, {0, wake-hint ms} otherwise.
+-- acquire.lua: take the lock, or join (or keep our place in) its line.
+-- KEYS[1] lock key, KEYS[2] token counter, KEYS[3] line (zset).
+-- ARGV[1] our value (32 hex digits), ARGV[2] lock ttl ms, ARGV[3] "t" to
+-- only try, "w" to join the line when not granted, ARGV[4] "1" to draw a
+-- fencing token, ARGV[5] our current entry in the line ("" if none),
+-- ARGV[6] our ticket (zset score; "" to take the server time in µs),
+-- ARGV[7] the pub/sub channel that wakes us, ARGV[8] how long our entry
+-- lives without a refresh, ms.
+-- Returns {1, token, pttl} when held, {0, pttl, entry, ticket} when in
+-- line, {0, pttl} when only trying.
+local v = ARGV[1]
+
+local function draw()
+  if ARGV[4] ~= '1' then return 0 end
+  local n = redis.call('INCR', KEYS[2])
+  if n < 1000000000000000 then
+    -- The counter was missing (first use, or the server restarted empty):
+    -- seed it with the server time in µs so tokens keep increasing.
+    local t = redis.call('TIME')
+    local seed = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    if seed > n then
+      redis.call('SET', KEYS[2], string.format('%d', seed))
+      n = seed
+    end
+  end
+  return n
+end
+
+local cur = redis.call('SET', KEYS[1], v, 'NX', 'GET', 'PX', ARGV[2])
+if not cur then
+  local tok = draw()
+  if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+  return {1, tok, tonumber(ARGV[2])}
+end
+if cur == v or cur == v .. '+' then
+  -- Ours already: handed to us by a release, or a retry of a grant whose
+  -- reply was lost. Nobody else draws a token while we hold the key.
+  local tok = 0
+  if ARGV[4] == '1' then tok = tonumber(redis.call('GET', KEYS[2]) or '0') end
+  return {1, tok, redis.call('PTTL', KEYS[1])}
+end
+if ARGV[3] ~= 'w' then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+
+-- Mark a baton holder's value, so its release looks at the line.
+if string.len(cur) == 32 and not string.find(cur, '[^0-9a-f]') then
+  redis.call('APPEND', KEYS[1], '+')
+end
+local pttl = redis.call('PTTL', KEYS[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-
--- Waiters that stopped refreshing their place are dropped.
-local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)
-if #stale > 0 then
-  redis.call('ZREM', KEYS[3], unpack(stale))
-  redis.call('ZREM', KEYS[4], unpack(stale))
-end
-
-local cur = redis.call('GET', KEYS[1])
-if cur == ARGV[1] then
-  -- A retry of a grant whose reply was lost: nobody else can have bumped
-  -- the counter while we hold the key.
-  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
-end
-
-local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-if not cur and (not head or head == ARGV[1]) then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  if redis.call('EXISTS', KEYS[2]) == 0 then
-    -- Seed a missing counter with the server time in microseconds, so
-    -- tokens keep increasing after the server restarts empty.
-    redis.call('SET', KEYS[2], t[1] .. string.format('%06d', tonumber(t[2])))
-  end
-  local token = redis.call('INCR', KEYS[2])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('ZREM', KEYS[4], ARGV[1])
-  return {1, token}
-end
-
--- Not ours: tell the caller how long it may sleep without missing a
--- free lock (the holder's remaining ttl, or the head waiter's deadline).
-local hint = -1
-if cur then
-  hint = redis.call('PTTL', KEYS[1])
-else
-  local d = redis.call('ZSCORE', KEYS[4], head)
-  if d then hint = tonumber(d) - now end
-end
-
-if ARGV[3] == '1' then
-  if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
-    local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-    local ticket = 1
-    if last[2] then ticket = tonumber(last[2]) + 1 end
-    redis.call('ZADD', KEYS[3], ticket, ARGV[1])
-  end
-  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1])
-  redis.call('PEXPIRE', KEYS[3], 2 * tonumber(ARGV[4]))
-  redis.call('PEXPIRE', KEYS[4], 2 * tonumber(ARGV[4]))
-end
-return {0, hint}
+local ticket = ARGV[6]
+if ticket == '' then ticket = t[1] .. string.format('%06d', tonumber(t[2])) end
+if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+local life = tonumber(ARGV[8])
+local entry = v .. '|' .. string.format('%d', now + life) .. '|' .. ARGV[2] .. '|' .. ARGV[7]
+redis.call('ZADD', KEYS[3], ticket, entry)
+redis.call('PEXPIRE', KEYS[3], 2 * life)
+return {0, pttl, entry, ticket}
