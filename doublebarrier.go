@@ -2,23 +2,12 @@ package baton
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
-)
 
-// newUUID returns a random (version 4) UUID, the participant name Curator
-// uses.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+	"github.com/google/uuid"
+)
 
 // readyName is the node the n-th participant creates to open a double
 // barrier (as in the seeds and Curator's DistributedDoubleBarrier).
@@ -74,7 +63,8 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return err
 	}
 	c := d.s.conn
-	me, err := c.Create(ctx, d.name, newUUID(), d.s.nodeData(), Ephemeral)
+	// A participant is a random UUID, as Curator names it.
+	me, err := c.Create(ctx, d.name, uuid.NewString(), d.s.nodeData(), Ephemeral)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package etcd
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/batonhq/baton"
@@ -151,9 +151,9 @@ func (c *conn) reserve(dir, kind string, f baton.Flags) (string, error) {
 	}
 	pfx := prefix(dir)
 	if f&baton.Ephemeral == 0 {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		return pfx + seqName(kind, hex.EncodeToString(b[:])), nil
+		// A random UUID, in hex without dashes (parseName's id).
+		id := uuid.New()
+		return pfx + seqName(kind, hex.EncodeToString(id[:])), nil
 	}
 	base := pfx + seqName(kind, c.id)
 	c.resMu.Lock()

@@ -2,11 +2,11 @@ package redis
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/batonhq/baton"
 )
@@ -112,9 +112,6 @@ func (h *hold) stopRenewal() {
 // wait waits for the renewal goroutine to exit.
 func (h *hold) wait() { <-h.done }
 
-// randomValue is a lock value unique to one acquisition attempt.
-func randomValue() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+// randomValue is a lock value unique to one acquisition attempt: a random
+// UUID.
+func randomValue() string { return uuid.NewString() }
