@@ -60,9 +60,8 @@ func unique(name string) bool {
 		(strings.HasPrefix(name, protectedPrefix) || strings.Contains(name, "__"))
 }
 
-// Delete removes that incarnation of n. A node whose name is unique is
-// deleted in one request; otherwise its czxid is checked against n.Token
-// first.
+// Delete removes that incarnation of n: a delete at the version read
+// with its czxid (see version), so never a later node of the same name.
 func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 	if err := checkPath(n.Path); err != nil {
 		return err
@@ -71,28 +70,12 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 		return fmt.Errorf("%w: cannot delete /", baton.ErrInvalidName)
 	}
 	path := c.abs(n.Path)
-	if n.Token == 0 || unique(n.Name) {
-		err := c.retry(ctx, func() error { return c.zc.Delete(path, -1) })
-		if errors.Is(err, baton.ErrNotFound) {
-			return nil
-		}
-		return err
-	}
 	for i := 0; i < maxRetries; i++ {
-		var ok bool
-		var st *gozk.Stat
-		err := c.retry(ctx, func() error {
-			var e error
-			ok, st, e = c.zc.Exists(path)
-			return e
-		})
-		if err != nil {
+		v, ok, err := c.version(ctx, n)
+		if err != nil || !ok {
 			return err
 		}
-		if !ok || st.Czxid != n.Token {
-			return nil
-		}
-		err = c.retry(ctx, func() error { return c.zc.Delete(path, st.Version) })
+		err = c.retry(ctx, func() error { return c.zc.Delete(path, v) })
 		if err == nil || errors.Is(err, baton.ErrNotFound) {
 			return nil
 		}
@@ -103,18 +86,35 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 	return fmt.Errorf("zk: delete %s: node keeps changing", n.Path)
 }
 
-// Commit applies ops in one multi, behind check(guard) when guard is set.
-// If the connection is lost before the reply, the outcome is unknown and
-// Commit says so rather than apply the ops twice.
+// Commit applies ops in one multi, behind a check of guard when guard is
+// set. Like Delete, it is exact about incarnations: the guard and every Set
+// or Delete target with a Token whose name may be reused (a "qn-<seq>" item
+// comes back when its container is removed and remade) is read first, and
+// the multi carries its version, so it applies to the node whose czxid is
+// the Token and to no later node of the same name. If the connection is
+// lost before the reply, the outcome is unknown and Commit says so rather
+// than apply the ops twice.
 func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {
 	var reqs []any
-	var dirs []string // per request: the parent of a create, else ""
+	var dirs []string         // per request: the parent of a create, else ""
+	var pins []int            // per request: the index in nodes it acts on, or -1
+	var nodes []baton.Node    // the guard and the targets, once each
+	index := map[string]int{} // path → index in nodes
+	pin := func(n baton.Node) int {
+		if i, ok := index[n.Path]; ok {
+			return i
+		}
+		index[n.Path] = len(nodes)
+		nodes = append(nodes, n)
+		return len(nodes) - 1
+	}
 	if guard.Path != "" {
 		if err := checkPath(guard.Path); err != nil {
 			return err
 		}
 		reqs = append(reqs, &gozk.CheckVersionRequest{Path: c.abs(guard.Path), Version: -1})
 		dirs = append(dirs, "")
+		pins = append(pins, pin(guard))
 	}
 	for _, op := range ops {
 		switch op.Kind {
@@ -128,6 +128,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 				reqs = append(reqs, &gozk.DeleteRequest{Path: c.abs(op.Node.Path), Version: -1})
 			}
 			dirs = append(dirs, "")
+			pins = append(pins, pin(op.Node))
 		case baton.OpCreate:
 			if err := checkPath(op.Dir); err != nil {
 				return err
@@ -144,6 +145,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			}
 			reqs = append(reqs, &gozk.CreateRequest{Path: c.abs(baton.Join(op.Dir, name)), Data: notNull(op.Data), Acl: c.acl, Flags: createFlags(op.Flags)})
 			dirs = append(dirs, op.Dir)
+			pins = append(pins, -1)
 		default:
 			return fmt.Errorf("zk: commit: unknown op kind %d", op.Kind)
 		}
@@ -178,7 +180,36 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			return err
 		}
 	}
-	for attempt := 0; attempt < 3; attempt++ {
+	gone := func(i int) error {
+		if guard.Path != "" && i == 0 {
+			return fmt.Errorf("%w: %s is gone", baton.ErrGuard, guard.Path)
+		}
+		return fmt.Errorf("%w: %s", baton.ErrNotFound, nodes[i].Path)
+	}
+	for attempt := 0; attempt < maxRetries; attempt++ {
+		// Pin each incarnation to its current version.
+		for i, n := range nodes {
+			v, ok, err := c.version(ctx, n)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return gone(i)
+			}
+			for j, r := range reqs {
+				if pins[j] != i {
+					continue
+				}
+				switch r := r.(type) {
+				case *gozk.CheckVersionRequest:
+					r.Version = v
+				case *gozk.SetDataRequest:
+					r.Version = v
+				case *gozk.DeleteRequest:
+					r.Version = v
+				}
+			}
+		}
 		var res []gozk.MultiResponse
 		err := c.call(ctx, func() error {
 			var e error
@@ -191,10 +222,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 		if errors.Is(err, errConnLoss) {
 			return c.unknown(ctx, "commit", err)
 		}
-		if ctx.Err() != nil || c.Err() != nil {
-			return err // the multi may still be running: res is not ours to read
-		}
-		if ctx.Err() != nil || baton.IsSessionGone(err) {
+		if ctx.Err() != nil || baton.IsSessionGone(err) || c.Err() != nil {
 			// call gave up on the request: res may still be written
 			// by it, so it must not be read.
 			return err
@@ -204,8 +232,11 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			return err
 		}
 		switch {
-		case i == 0 && guard.Path != "" && errors.Is(res[i].Error, gozk.ErrNoNode):
-			return fmt.Errorf("%w: %s is gone", baton.ErrGuard, guard.Path)
+		case pins[i] >= 0 && errors.Is(res[i].Error, gozk.ErrNoNode):
+			return gone(pins[i])
+		case pins[i] >= 0 && errors.Is(res[i].Error, gozk.ErrBadVersion):
+			// Changed since it was read (its data, or another
+			// incarnation): read it again.
 		case dirs[i] != "" && errors.Is(res[i].Error, gozk.ErrNoNode):
 			if err := c.makeParents(ctx, c.abs(dirs[i])); err != nil {
 				return err
@@ -214,7 +245,32 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			return c.mapErr(res[i].Error)
 		}
 	}
-	return fmt.Errorf("zk: commit: parents keep vanishing")
+	return fmt.Errorf("zk: commit: the nodes keep changing")
+}
+
+// version returns the data version of n's incarnation, for a versioned op
+// that cannot touch a later node of the same name; ok is false when that
+// incarnation is gone. A node without a Token, or whose name is never
+// reused (see unique), needs no read: its version is -1 (any).
+func (c *conn) version(ctx context.Context, n baton.Node) (int32, bool, error) {
+	if n.Token == 0 || unique(n.Name) {
+		return -1, true, nil
+	}
+	// The request may outlive an abandoned call: it writes only these.
+	var ok bool
+	var st *gozk.Stat
+	err := c.retry(ctx, func() error {
+		var e error
+		ok, st, e = c.zc.Exists(c.abs(n.Path))
+		return e
+	})
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if st.Czxid != n.Token {
+		return 0, false, nil
+	}
+	return st.Version, true, nil
 }
 
 // failed returns the index of the op that failed a multi, or -1: ops
