@@ -112,8 +112,8 @@ type Conn interface {
 	// WaitGone returns nil once that incarnation of n no longer exists. It
 	// watches n alone, so a release wakes only the waiter behind it.
 	WaitGone(ctx context.Context, n Node) error
-	// WaitChildren returns nil as soon as the children of dir differ (by
-	// Path and Token) from since; at once if they already do.
+	// WaitChildren returns nil as soon as the children of dir differ from
+	// since as ChildrenDiffer says; at once if they already do.
 	WaitChildren(ctx context.Context, dir string, since []Node) error
 	// WaitExists returns the node at path once it exists (at once if it
 	// does).
@@ -122,6 +122,29 @@ type Conn interface {
 	// still exists; otherwise it returns ErrGuard and applies nothing. A zero
 	// guard applies ops unconditionally, still atomically.
 	Commit(ctx context.Context, guard Node, ops ...Op) error
+}
+
+// ChildrenDiffer is the one rule by which two listings of a directory
+// differ, as WaitChildren uses it: a path is in one and not the other, or a
+// path is in both with Tokens that are both known (non-zero) and unequal (a
+// node removed and made again under the same name). Order and the other
+// fields do not count.
+func ChildrenDiffer(a, b []Node) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	tokens := make(map[string]int64, len(a))
+	for _, n := range a {
+		tokens[n.Path] = n.Token
+	}
+	for _, n := range b {
+		t, ok := tokens[n.Path]
+		if !ok || (t != 0 && n.Token != 0 && t != n.Token) {
+			return true
+		}
+		delete(tokens, n.Path)
+	}
+	return len(tokens) != 0
 }
 
 // CreateLister is an optional Conn capability: create a sequential node and

@@ -272,7 +272,7 @@ func sameIncarnation(kv *mvccpb.KeyValue, n baton.Node) bool {
 }
 
 // WaitChildren returns once the direct children of dir differ from since
-// (by Path and Token), at once if they already do.
+// (baton.ChildrenDiffer), at once if they already do.
 func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
 	if err := checkDir(dir); err != nil {
 		return err
@@ -294,7 +294,7 @@ func (c *conn) waitChildren(ctx context.Context, dir string, since []baton.Node)
 	if err != nil {
 		return err
 	}
-	if !sameNodes(children(pfx, resp.Kvs), since) {
+	if baton.ChildrenDiffer(children(pfx, resp.Kvs), since) {
 		return nil
 	}
 	for {
@@ -313,29 +313,6 @@ func (c *conn) waitChildren(ctx context.Context, dir string, since []baton.Node)
 			}
 		}
 	}
-}
-
-// sameNodes compares two listings by Path and Token, ignoring order.
-func sameNodes(a, b []baton.Node) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	type id struct {
-		path  string
-		token int64
-	}
-	seen := make(map[id]int, len(a))
-	for _, n := range a {
-		seen[id{n.Path, n.Token}]++
-	}
-	for _, n := range b {
-		k := id{n.Path, n.Token}
-		if seen[k] == 0 {
-			return false
-		}
-		seen[k]--
-	}
-	return true
 }
 
 // WaitExists returns the node at path once it exists, at once if it does.

@@ -251,7 +251,7 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 	if err := validPath(dir); err != nil {
 		return err
 	}
-	return c.wait(ctx, dir, "kids", func() bool { return !sameNodes(c.st.children(dir), since) })
+	return c.wait(ctx, dir, "kids", func() bool { return baton.ChildrenDiffer(c.st.children(dir), since) })
 }
 
 func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) {
@@ -267,23 +267,6 @@ func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) 
 		return n != nil
 	})
 	return found, err
-}
-
-func sameNodes(a, b []baton.Node) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	seen := make(map[string]int64, len(a))
-	for _, n := range a {
-		seen[n.Path] = n.Token
-	}
-	for _, n := range b {
-		t, ok := seen[n.Path]
-		if !ok || (n.Token != 0 && t != n.Token) {
-			return false
-		}
-	}
-	return true
 }
 
 func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {

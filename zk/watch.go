@@ -94,7 +94,7 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 		if err != nil {
 			return err
 		}
-		if differ(sortChildren(dir, names), since) {
+		if baton.ChildrenDiffer(sortChildren(dir, names), since) {
 			return nil
 		}
 		if _, err := c.wait(ctx, ch); err != nil {
@@ -104,24 +104,6 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 			return err
 		}
 	}
-}
-
-// differ compares two listings by path, and by token where both know it.
-func differ(a, b []baton.Node) bool {
-	if len(a) != len(b) {
-		return true
-	}
-	seen := make(map[string]int64, len(a))
-	for _, n := range a {
-		seen[n.Path] = n.Token
-	}
-	for _, n := range b {
-		t, ok := seen[n.Path]
-		if !ok || (t != 0 && n.Token != 0 && t != n.Token) {
-			return true
-		}
-	}
-	return false
 }
 
 // WaitExists returns the node at path once it exists.
