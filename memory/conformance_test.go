@@ -38,3 +38,7 @@ func harness(st *memory.Store) batontest.Harness {
 func TestConformance(t *testing.T) {
 	batontest.Run(t, harness(memory.New()))
 }
+
+func TestConn(t *testing.T) {
+	batontest.RunConn(t, harness(memory.New()))
+}

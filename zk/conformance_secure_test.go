@@ -8,7 +8,8 @@ import (
 	"github.com/batonhq/baton/internal/zktest"
 )
 
-// TestConformanceSecure runs the whole conformance suite with every
+// TestConformanceSecure runs the whole conformance suite, and the Conn
+// suite, with every
 // session over TLS (client certificates required), authenticated with one
 // digest identity and creating nodes with CreatorACL.
 func TestConformanceSecure(t *testing.T) {
@@ -18,5 +19,7 @@ func TestConformanceSecure(t *testing.T) {
 	client := ca.Issue(t, "baton")
 	cfg := clientTLS(t, ca.CertFile, &client)
 
-	batontest.Run(t, harnessOn(t, "zk-secure", srv, srv.SecureAddr(), WithTLS(cfg), digest("alice"), WithACL(CreatorACL...)))
+	h := harnessOn(t, "zk-secure", srv, srv.SecureAddr(), WithTLS(cfg), digest("alice"), WithACL(CreatorACL...))
+	batontest.Run(t, h)
+	batontest.RunConn(t, h)
 }

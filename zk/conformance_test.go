@@ -73,3 +73,7 @@ func harnessOn(t *testing.T, name string, srv *zktest.Server, addr string, opts 
 func TestConformance(t *testing.T) {
 	batontest.Run(t, harness(t))
 }
+
+func TestConn(t *testing.T) {
+	batontest.RunConn(t, harness(t))
+}

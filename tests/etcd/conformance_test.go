@@ -128,7 +128,12 @@ func TestConformance(t *testing.T) {
 	batontest.Run(t, harness(t))
 }
 
-// TestConformanceSecure runs the whole conformance suite on a server with
+func TestConn(t *testing.T) {
+	batontest.RunConn(t, harness(t))
+}
+
+// TestConformanceSecure runs the whole conformance suite, and the Conn
+// suite, on a server with
 // TLS (client certificates required) and authentication on, every session
 // logged in as a user whose role covers the test prefix only.
 func TestConformanceSecure(t *testing.T) {
@@ -160,4 +165,5 @@ func TestConformanceSecure(t *testing.T) {
 	}
 	h := harnessOn(t, "etcd-secure", srv.Endpoints(), clientv3.Config{TLS: tlsCfg, Username: user, Password: pw})
 	batontest.Run(t, h)
+	batontest.RunConn(t, h)
 }
