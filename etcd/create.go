@@ -14,19 +14,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/etcdhook"
 )
 
 // retryDelay spaces the retries of a request whose outcome is unknown.
 const retryDelay = 50 * time.Millisecond
-
-// errReplyDropped stands for a reply lost after the request was applied
-// (the DropCreateReply test hook).
-var errReplyDropped = status.Error(codes.Unavailable, "etcd: reply dropped (test hook)")
-
-func init() {
-	etcdhook.DropCreateReply = func(s *baton.Session) { s.Conn().(*conn).dropCreateReply.Store(true) }
-}
 
 // Create makes a child of dir. A sequential node is named from kind and
 // the session's lease id (see the package doc); a non-sequential node is
@@ -82,9 +73,6 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 		rctx, cancel := c.withLife(ctx)
 		resp, err := c.cli.Txn(rctx).If(cond).Then(then...).Else(els...).Commit()
 		cancel()
-		if err == nil && c.dropCreateReply.CompareAndSwap(true, false) {
-			err = errReplyDropped
-		}
 		if err != nil {
 			if ctx.Err() == nil && c.Err() == nil && retryable(err) {
 				if werr := sleepCtx(ctx, c.life, retryDelay); werr == nil {

@@ -138,10 +138,6 @@ type conn struct {
 
 	// oldWatch is set for servers before 3.6 (see armGone).
 	oldWatch bool
-
-	// dropCreateReply makes the next create lose its reply after it was
-	// applied (a test hook for the exactly-once rule).
-	dropCreateReply atomic.Bool
 }
 
 var (

@@ -28,6 +28,7 @@ func harness(t *testing.T) batontest.Harness {
 func harnessOn(t *testing.T, name string, srv *zktest.Server, addr string, opts ...Option) batontest.Harness {
 	var mu sync.Mutex
 	proxies := map[*baton.Session]*proxy.Proxy{}
+	droppers := map[*baton.Session]*replyDropper{}
 	proxyOf := func(t testing.TB, s *baton.Session) *proxy.Proxy {
 		mu.Lock()
 		defer mu.Unlock()
@@ -41,9 +42,10 @@ func harnessOn(t *testing.T, name string, srv *zktest.Server, addr string, opts 
 		Name: name,
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
 			p := proxy.Start(t, addr)
-			s := openAt(t, p.Addr(), ttl, opts...)
+			d := &replyDropper{}
+			s := openAt(t, p.Addr(), ttl, append([]Option{withDropper(d)}, opts...)...)
 			mu.Lock()
-			proxies[s] = p
+			proxies[s], droppers[s] = p, d
 			mu.Unlock()
 			return s
 		},
@@ -54,7 +56,15 @@ func harnessOn(t *testing.T, name string, srv *zktest.Server, addr string, opts 
 			p.Blackhole()
 			return p.Heal
 		},
-		DropCreateReply: func(_ testing.TB, s *baton.Session) { dropNextCreateReply(s) },
+		DropCreateReply: func(t testing.TB, s *baton.Session) {
+			mu.Lock()
+			d := droppers[s]
+			mu.Unlock()
+			if d == nil {
+				t.Fatal("session not opened by the harness")
+			}
+			d.dropNext()
+		},
 		PendingWatches: func(t testing.TB) int {
 			out, err := srv.FourLetter("wchs")
 			if err != nil {

@@ -225,14 +225,15 @@ func TestRequestsPerAcquisition(t *testing.T) {
 // id once reconnected: one node, with its real token.
 func TestCreateReplyLostFoundAgain(t *testing.T) {
 	ctx := ctxT(t)
-	s := openT(t, 0)
+	d := &replyDropper{}
+	s := openT(t, 0, withDropper(d))
 	c := s.Conn()
 	dir := testPath(t)
 	if _, err := c.Create(ctx, dir, "warm", nil, baton.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
 	before := sessionOf(s).Requests()
-	dropNextCreateReply(s)
+	d.dropNext()
 	n, err := c.Create(ctx, dir, baton.KindLock, []byte("d"), baton.Ephemeral|baton.Sequential)
 	if err != nil {
 		t.Fatal(err)

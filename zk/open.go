@@ -46,6 +46,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,9 @@ type options struct {
 	auth   []authInfo
 	acl    []gozk.ACL
 	tls    *tls.Config
+	// wrap wraps each connection to a server (over TLS, if any) before
+	// the client uses it. Tests set it to inject faults.
+	wrap func(net.Conn) net.Conn
 }
 
 type authInfo struct {
@@ -158,7 +162,7 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 		}
 	}
 	c := &conn{
-		w:       newWire(o.tls, o.ttl),
+		w:       newWire(o.tls, o.wrap, o.ttl),
 		chroot:  o.chroot,
 		acl:     gozk.WorldACL(gozk.PermAll),
 		trust:   newTrusted(&o),

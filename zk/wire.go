@@ -41,8 +41,7 @@ var errRefused = errors.New("zk: session over, not reconnecting")
 //     round trip;
 //   - the negotiated session timeout, id and password.
 //
-// It also counts requests and watch notifications, and lets tests drop a
-// create's reply.
+// It also counts requests and watch notifications.
 type wire struct {
 	mu        sync.Mutex
 	confirmed time.Time
@@ -51,12 +50,12 @@ type wire struct {
 	timeout   time.Duration
 	zxids     map[string]int64 // created path → czxid, until taken
 	refuse    bool             // dial no more: the session is over
-	dropNext  bool             // test hook: drop the next successful create reply
 	lastErr   error            // the last dial or connection error, for Open's
 
-	tls       *tls.Config   // WithTLS, or nil
-	handshake time.Duration // bound of a TLS handshake
-	fatal     chan error    // a certificate the client will never accept
+	tls       *tls.Config             // WithTLS, or nil
+	wrap      func(net.Conn) net.Conn // wraps each connection under the tap, or nil
+	handshake time.Duration           // bound of a TLS handshake
+	fatal     chan error              // a certificate the client will never accept
 
 	requests atomic.Int64
 	watches  atomic.Int64
@@ -66,8 +65,8 @@ type wire struct {
 // dials with a one-second timeout, short for a JVM's first handshake.
 const minHandshake = 5 * time.Second
 
-func newWire(cfg *tls.Config, ttl time.Duration) *wire {
-	return &wire{zxids: map[string]int64{}, tls: cfg, handshake: max(ttl, minHandshake), fatal: make(chan error, 1)}
+func newWire(cfg *tls.Config, wrap func(net.Conn) net.Conn, ttl time.Duration) *wire {
+	return &wire{zxids: map[string]int64{}, tls: cfg, wrap: wrap, handshake: max(ttl, minHandshake), fatal: make(chan error, 1)}
 }
 
 // dial is the zk.Dialer: it refuses once the session is over, so that
@@ -90,6 +89,9 @@ func (w *wire) dial(network, addr string, timeout time.Duration) (net.Conn, erro
 			w.setLastError(err)
 			return nil, err
 		}
+	}
+	if w.wrap != nil {
+		c = w.wrap(c)
 	}
 	wc := &tapConn{Conn: c, w: w}
 	wc.out.handshake, wc.in.handshake = true, true
@@ -200,7 +202,6 @@ type tapConn struct {
 
 	sent    []time.Time    // send times of requests awaiting replies, FIFO
 	creates map[int32]bool // create requests awaiting replies: xid → plain create
-	killed  atomic.Bool    // the test hook dropped a reply: fail the connection
 }
 
 func (c *tapConn) Write(p []byte) (int, error) {
@@ -224,10 +225,6 @@ func (c *tapConn) Read(p []byte) (int, error) {
 	}
 	if n > 0 {
 		c.in.feed(p[:n], c.reply)
-		if c.killed.Load() {
-			_ = c.Conn.Close()
-			return 0, errors.New("zk: reply dropped by test hook")
-		}
 	}
 	return n, err
 }
@@ -291,11 +288,6 @@ func (c *tapConn) reply(body []byte, handshake bool) {
 	}
 	if !plain {
 		return // containers: nobody asks for their zxid
-	}
-	if w.dropNext {
-		w.dropNext = false
-		c.killed.Store(true)
-		return
 	}
 	l := int(int32(binary.BigEndian.Uint32(body[16:])))
 	if l < 0 || 20+l > len(body) {

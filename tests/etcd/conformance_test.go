@@ -19,7 +19,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
 	"github.com/batonhq/baton/etcd"
-	"github.com/batonhq/baton/internal/etcdhook"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/testca"
 )
@@ -37,6 +36,7 @@ func harness(t *testing.T) batontest.Harness {
 // harnessOn is harness on the server at endpoints, every client made from
 // base (its TLS and credentials).
 func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Config) batontest.Harness {
+	const root = "/baton/" // every test's keys are under it
 	var n atomic.Int64
 	var gates sync.Map // *baton.Session → *gate
 	acfg := base
@@ -71,7 +71,7 @@ func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Conf
 			gates.Store(s, g)
 			return s
 		},
-		Path: func(testing.TB) string { return fmt.Sprintf("/baton/test-%d", n.Add(1)) },
+		Path: func(testing.TB) string { return fmt.Sprintf("%stest-%d", root, n.Add(1)) },
 		Expire: func(t testing.TB, s *baton.Session) {
 			id, err := strconv.ParseInt(s.ID(), 16, 64)
 			if err != nil {
@@ -90,8 +90,40 @@ func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Conf
 			}
 			return g.(*gate).shut()
 		},
-		DropCreateReply: func(_ testing.TB, s *baton.Session) {
-			etcdhook.DropCreateReply(s)
+		// The next create of s reaches the server and is applied, and
+		// its reply is lost with the connection: the gate holds what
+		// the server sends s until a watch sees a key of s's lease
+		// made, then cuts.
+		DropCreateReply: func(t testing.TB, s *baton.Session) {
+			g, ok := gates.Load(s)
+			if !ok {
+				t.Fatalf("session %s not opened by the harness", s.ID())
+			}
+			lease, err := strconv.ParseInt(s.ID(), 16, 64)
+			if err != nil {
+				t.Fatalf("session id %q: %v", s.ID(), err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			t.Cleanup(cancel)
+			resp, err := admin.Get(ctx, root, clientv3.WithKeysOnly())
+			if err != nil {
+				cancel()
+				t.Fatalf("drop create reply: %v", err)
+			}
+			wch := admin.Watch(ctx, root, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+			cut, release := g.(*gate).holdReplies()
+			go func() {
+				defer cancel()
+				for wr := range wch {
+					for _, ev := range wr.Events {
+						if ev.IsCreate() && ev.Kv.Lease == lease {
+							cut()
+							return
+						}
+					}
+				}
+				release() // nothing made in time
+			}()
 		},
 	}
 	if base.TLS == nil {

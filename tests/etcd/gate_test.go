@@ -2,6 +2,7 @@ package etcd_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 )
@@ -14,6 +15,45 @@ import (
 type gate struct {
 	mu   sync.Mutex
 	open chan struct{} // closed while the gate is open
+	hold *hold         // set while the server's bytes are held
+}
+
+// hold is one holdReplies: done closes when it ends, cut says how.
+type hold struct {
+	done chan struct{}
+	cut  bool
+}
+
+// errReplyCut is what a client reads from a connection whose held replies
+// were cut.
+var errReplyCut = errors.New("etcd test: replies lost with the connection")
+
+// holdReplies holds every byte the server sends the client from now on
+// (requests still go out) until cut, which loses them with the
+// connection (the client reads an error; it closes), or release, which
+// delivers them. Only the first of cut and release counts.
+func (g *gate) holdReplies() (cut, release func()) {
+	h := &hold{done: make(chan struct{})}
+	g.mu.Lock()
+	g.hold = h
+	g.mu.Unlock()
+	end := func(c bool) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.hold != h {
+			return
+		}
+		g.hold = nil
+		h.cut = c
+		close(h.done)
+	}
+	return func() { end(true) }, func() { end(false) }
+}
+
+func (g *gate) held() *hold {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.hold
 }
 
 func newGate() *gate {
@@ -86,6 +126,17 @@ func (c *gatedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if werr := c.g.wait(context.Background(), c.closed); werr != nil {
 		return 0, werr
+	}
+	if h := c.g.held(); h != nil {
+		select {
+		case <-h.done:
+		case <-c.closed:
+			return 0, net.ErrClosed
+		}
+		if h.cut {
+			_ = c.Close()
+			return 0, errReplyCut
+		}
 	}
 	return n, err
 }
