@@ -39,7 +39,7 @@ func FuzzFramer(f *testing.F) {
 	f.Add(append(frame(nil), frame([]byte{0, 0, 0, 1, 0, 0, 0, 2})...), uint8(3))
 	f.Add(append(frame(make([]byte, 5000)), frame([]byte("next"))...), uint8(200))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 2, 3}, uint8(2)) // negative length
-	f.Add([]byte{0, 0, 0}, uint8(1))                           // a partial header
+	f.Add([]byte{0, 0, 0}, uint8(1))                         // a partial header
 	f.Fuzz(func(t *testing.T, stream []byte, chunk uint8) {
 		whole := frames(stream, len(stream)+1)
 		cut := frames(stream, int(chunk)+1)
