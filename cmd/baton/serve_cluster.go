@@ -17,9 +17,9 @@ import (
 
 // serveCluster are serve's cluster flags.
 type serveCluster struct {
-	name, listenPeer, initial, file, join string
-	peerCert, peerKey, peerCA             string
-	clients                               []string // client host:ports from --cluster, for the startup line
+	name, listenPeer, advertise, initial, file, join string
+	peerCert, peerKey, peerCA                        string
+	clients                                          []string // client host:ports from --cluster, for the startup line
 }
 
 // addServeCluster adds the cluster flags to fs.
@@ -27,6 +27,7 @@ func addServeCluster(fs *flagSet) *serveCluster {
 	c := &serveCluster{}
 	fs.StringVar(&c.name, "name", "", "this member's `NAME` in a cluster")
 	fs.StringVar(&c.listenPeer, "listen-peer", "", "peer `host:port` the other members reach this one at (default: NAME's in --initial-cluster)")
+	fs.StringVar(&c.advertise, "advertise-peer", "", "peer `host:port` the other members reach this one at, if not --listen-peer (a NAT, a proxy)")
 	fs.StringVar(&c.initial, "initial-cluster", "", "a new cluster's members, `NAME=host:port,…` (peer addresses), this one included")
 	fs.StringVar(&c.file, "cluster", "", "cluster `FILE`: one member a line, NAME PEER-host:port CLIENT-host:port; with --name, sets --listen, --listen-peer and --initial-cluster")
 	fs.StringVar(&c.join, "join", "", "add this member to the running cluster at `URL` (etcd://h:p,…) on its first start")
@@ -60,8 +61,8 @@ func (c *serveCluster) apply(cfg *embedded.Config, listen *string, listenSet boo
 	}
 	cfg.PeerCertFile, cfg.PeerKeyFile, cfg.PeerCAFile = c.peerCert, c.peerKey, c.peerCA
 	if !c.on() {
-		if c.listenPeer != "" {
-			return usageErr("serve: --listen-peer needs --name and --initial-cluster, --cluster or --join")
+		if c.listenPeer != "" || c.advertise != "" {
+			return usageErr("serve: --listen-peer and --advertise-peer need --name and --initial-cluster, --cluster or --join")
 		}
 		return nil
 	}
@@ -90,8 +91,8 @@ func (c *serveCluster) apply(cfg *embedded.Config, listen *string, listenSet boo
 			c.clients = append(c.clients, m.client)
 			if m.name == c.name {
 				found = true
-				if c.listenPeer == "" {
-					c.listenPeer = m.peer
+				if c.advertise == "" {
+					c.advertise = m.peer
 				}
 				if !listenSet {
 					*listen = m.client
@@ -110,18 +111,23 @@ func (c *serveCluster) apply(cfg *embedded.Config, listen *string, listenSet boo
 		if own == "" {
 			return usageErr("serve: --initial-cluster has no member %q (--name)", c.name)
 		}
-		if c.listenPeer == "" {
-			c.listenPeer = own
+		if c.advertise == "" {
+			c.advertise = own
 		}
 		c.initial = norm
 	}
 	if c.listenPeer == "" {
+		c.listenPeer = c.advertise
+	}
+	if c.listenPeer == "" {
 		return usageErr("serve: --join needs --listen-peer")
 	}
-	if _, _, err := net.SplitHostPort(c.listenPeer); err != nil {
-		return usageErr("serve: --listen-peer: %v", err)
+	for _, f := range []struct{ flag, addr string }{{"--listen-peer", c.listenPeer}, {"--advertise-peer", c.advertise}} {
+		if _, _, err := net.SplitHostPort(f.addr); err != nil && f.addr != "" {
+			return usageErr("serve: %s: %v", f.flag, err)
+		}
 	}
-	cfg.Name, cfg.PeerAddr, cfg.InitialCluster = c.name, c.listenPeer, c.initial
+	cfg.Name, cfg.PeerAddr, cfg.AdvertisePeerAddr, cfg.InitialCluster = c.name, c.listenPeer, c.advertise, c.initial
 	cfg.ReadyTimeout = -1 // a member serves once a quorum is up, whenever that is
 	if c.join != "" {
 		u, err := store.Parse(c.join)

@@ -34,6 +34,9 @@ type Config struct {
 	// of a cluster connect to it; a single node uses none); "" means a
 	// free loopback port.
 	PeerAddr string
+	// AdvertisePeerAddr is the host:port the other members reach this one
+	// at, if not PeerAddr (a proxy, a NAT); "" means PeerAddr.
+	AdvertisePeerAddr string
 	// Name is the member's name; "" means "baton".
 	Name string
 	// InitialCluster lists a new cluster's members as
@@ -168,7 +171,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, client: cfg.ClientAddr, peer: peer}
+	// etcd's HTTP/JSON gateway dials the client address it was given:
+	// ":0" must become a real port first, or the gateway dials port 0.
+	client, err := resolvePort(cfg.ClientAddr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, client: client, peer: peer}
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
@@ -207,12 +216,15 @@ func (s *Server) start(ctx context.Context) error {
 	ec.AdvertiseClientUrls = []url.URL{cu}
 	ec.ListenPeerUrls = []url.URL{pu}
 	ec.AdvertisePeerUrls = []url.URL{pu}
+	if s.cfg.AdvertisePeerAddr != "" {
+		ec.AdvertisePeerUrls = []url.URL{{Scheme: pu.Scheme, Host: s.cfg.AdvertisePeerAddr}}
+	}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
 	if s.cfg.InitialCluster != "" {
 		ec.InitialCluster = s.cfg.InitialCluster
 	}
 	if len(s.cfg.Join) > 0 && !hasMember(s.cfg.DataDir) {
-		initial, err := join(ctx, s.cfg, pu.String())
+		initial, err := join(ctx, s.cfg, ec.AdvertisePeerUrls[0].String())
 		if err != nil {
 			return err
 		}
