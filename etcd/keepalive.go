@@ -48,7 +48,7 @@ func (c *conn) keepAlive(sent time.Time) {
 			return
 		}
 		t := time.Now()
-		expired, err := c.keepAliveOnce(deadline)
+		expired, err := c.keepAliveOnce(deadline, t.Add(interval))
 		if expired {
 			c.end(baton.ErrSessionLost)
 			c.revokeLost()
@@ -75,10 +75,20 @@ func (c *conn) keepAlive(sent time.Time) {
 
 // keepAliveOnce renews the lease once. It gives up at deadline, reporting
 // expired, at that moment, however long the request would take to fail:
-// the loss must be known before the server can give our keys away.
-func (c *conn) keepAliveOnce(deadline time.Time) (expired bool, err error) {
+// the loss must be known before the server can give our keys away. The
+// request itself gives up at giveUp (if earlier), an error the loop
+// retries: on a cluster the client sends each request to the next member,
+// and a member that hangs (frozen, cut off with its connections open)
+// would otherwise hold the renewal until the deadline and lose a session
+// the other members could have kept.
+func (c *conn) keepAliveOnce(deadline, giveUp time.Time) (expired bool, err error) {
 	ctx, cancel := context.WithDeadline(c.life, deadline)
 	defer cancel()
+	if giveUp.Before(deadline) {
+		var cancel2 context.CancelFunc
+		ctx, cancel2 = context.WithDeadline(ctx, giveUp)
+		defer cancel2()
+	}
 	res := make(chan error, 1)
 	go func() {
 		_, err := c.cli.KeepAliveOnce(ctx, c.lease)
