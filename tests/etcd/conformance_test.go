@@ -127,7 +127,13 @@ func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Conf
 		},
 	}
 	if base.TLS == nil {
-		h.PendingWatches = func(t testing.TB) int { return watchers(t, endpoints[0]) }
+		h.PendingWatches = func(t testing.TB) int {
+			n := 0
+			for _, ep := range endpoints {
+				n += watchers(t, ep)
+			}
+			return n
+		}
 	}
 	return h
 }
