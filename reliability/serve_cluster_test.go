@@ -1,0 +1,142 @@
+package reliability
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/etcdtest"
+)
+
+// serveElection is `baton serve`'s raft election timeout (etcd's default,
+// 1 s; the heartbeat is 100 ms).
+const serveElection = time.Second
+
+// freezeFor is how long a member stays frozen: longer than the session
+// TTL, so that a session whose renewals wait on the frozen member is lost.
+const freezeFor = 6 * time.Second
+
+// `baton serve` cluster: 8 contenders, their sessions spread over a
+// three-member cluster of `baton serve` processes, while the leader is
+// killed and restarted, a follower is killed, one member's peer port is
+// blackholed by a TCP proxy (the connections the others open to it hang;
+// requests sent to it wait for etcd's request timeout), a member is frozen (SIGSTOP: cut off from peers
+// and clients both ways), and all three restart. Progress resumes
+// within an election timeout plus the session TTL, and no sections
+// overlap. (The bound for a blackholed peer port is etcd's request
+// timeout plus an election instead.)
+func TestServeCluster(t *testing.T) {
+	c := etcdtest.StartServeCluster(t, 3)
+	const ttl = 4 * time.Second
+	name := "/reliability/serve-cluster"
+	cs := runContenders(t, 8, name, func(ctx context.Context) (*baton.Session, error) {
+		return etcd.Open(ctx, c.Endpoints(), etcd.WithTTL(ttl))
+	})
+	defer cs.finish()
+	cs.progressAfter(t, time.Now(), 30*time.Second)
+	bound := serveElection + ttl
+	// A member cut off from its peers still takes client requests; they
+	// wait there for etcd's request timeout (5 s + 2 elections) before
+	// the client tries another member.
+	cut := 5*time.Second + 2*serveElection + serveElection
+
+	faults := func(label string, bound time.Duration, do func() time.Time) {
+		row := Row{Scenario: "serve cluster: " + label, Store: "serve×3"}
+		for range runs(1, 3) {
+			t0 := do()
+			d := cs.progressAfter(t, t0, 60*time.Second)
+			row.Runs++
+			row.Recovery = append(row.Recovery, d)
+			if d > bound {
+				row.Violations++
+				t.Errorf("%s: progress after %v, bound %v", label, d, bound)
+			}
+			c.WaitHealthy(60 * time.Second)
+		}
+		row.Note = "recovery = fault → next acquisition (bound " + bound.String() + ")"
+		record(row)
+	}
+	faults("kill leader, restart it", bound, func() time.Time {
+		l := c.Leader(30 * time.Second)
+		t0 := time.Now()
+		c.Kill(l)
+		c.Start(l)
+		return t0
+	})
+	faults("kill a follower", bound, func() time.Time {
+		f := (c.Leader(30*time.Second) + 1) % 3
+		t0 := time.Now()
+		c.Kill(f)
+		defer c.Start(f)
+		return t0
+	})
+	faults("blackhole a follower's peer port (3 s)", cut, func() time.Time {
+		f := (c.Leader(30*time.Second) + 2) % 3
+		p := c.Members[f].Proxy
+		t0 := time.Now()
+		p.Blackhole()
+		defer p.Heal()
+		time.Sleep(3 * serveElection) // the fault's duration, not an ordering wait
+		return t0
+	})
+	faults("blackhole the leader's peer port (3 s)", cut, func() time.Time {
+		l := c.Leader(30 * time.Second)
+		p := c.Members[l].Proxy
+		t0 := time.Now()
+		p.Blackhole()
+		defer p.Heal()
+		time.Sleep(3 * serveElection) // the fault's duration, not an ordering wait
+		return t0
+	})
+	// A frozen member holds the requests sent to it until gRPC gives up
+	// its connection (grpcDetect) or it comes back; sessions must not be
+	// lost meanwhile: their renewals retry on the other members.
+	freeze := func(label string, pick func() int) {
+		row := Row{Scenario: "serve cluster: " + label, Store: "serve×3"}
+		for range runs(1, 3) {
+			i := pick()
+			lost := cs.sessions.Load()
+			t0 := time.Now()
+			c.Pause(i)
+			time.Sleep(freezeFor) // the fault's duration, not an ordering wait
+			c.Resume(i)
+			d := cs.progressAfter(t, t0, 60*time.Second)
+			row.Runs++
+			row.Recovery = append(row.Recovery, d)
+			if n := cs.sessions.Load() - lost; n > 0 {
+				row.Violations++
+				t.Errorf("%s: %d sessions lost while a member was frozen", label, n)
+			}
+			c.WaitHealthy(60 * time.Second)
+		}
+		row.Note = "violation = a session lost; recovery = freeze → next acquisition, unbounded: a frozen member holds the requests sent to it until it resumes or gRPC drops its connection"
+		record(row)
+	}
+	freeze("freeze a follower (SIGSTOP, 6 s)", func() int { return (c.Leader(30*time.Second) + 1) % 3 })
+	freeze("freeze the leader (SIGSTOP, 6 s)", func() int { return c.Leader(30 * time.Second) })
+	faults("restart all three", bound, func() time.Time {
+		for i := range c.Members {
+			c.Kill(i)
+		}
+		c.StartAll()
+		// The clock starts once the members serve again, as for the
+		// ZooKeeper ensemble.
+		return time.Now()
+	})
+
+	cs.finish()
+	cs.stop = make(chan struct{}) // finish is deferred too
+	cs.wg = sync.WaitGroup{}
+	err := cs.chk.Verify(true)
+	v := 0
+	if err != nil {
+		v = 1
+		t.Error(err)
+	}
+	record(Row{Scenario: "serve cluster: mutual exclusion over the whole run", Store: "serve×3", Runs: int(cs.cycles.Load()), Violations: v,
+		Note: "8 contenders over 3 members; sessions reopened after loss: " + itoa64(cs.sessions.Load())})
+	t.Logf("%d acquisitions, %d sessions reopened", cs.cycles.Load(), cs.sessions.Load())
+}
