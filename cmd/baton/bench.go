@@ -58,6 +58,10 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 		switch w {
 		case "floor":
 			t = floorT
+		case "gateway":
+			if t, err = bench.GatewayTarget(u); err != nil {
+				return usageErr("%v", err)
+			}
 		case "herd", "footprint":
 			cfg.Clients = *waiters
 		}

@@ -98,4 +98,6 @@ type Config struct {
 }
 
 // Workloads lists the workload names Run accepts.
-var Workloads = []string{"uncontended", "contended", "herd", "many", "floor", "footprint"}
+// "gateway" is contended on etcd's own lock over its HTTP gateway
+// (GatewayTarget).
+var Workloads = []string{"uncontended", "contended", "herd", "many", "floor", "footprint", "gateway"}

@@ -27,7 +27,7 @@ func Run(ctx context.Context, t Target, cfg Config) (Result, error) {
 	case "uncontended", "floor":
 		r.Clients = 1
 		err = uncontended(ctx, t, cfg, &r)
-	case "contended":
+	case "contended", "gateway":
 		if cfg.Clients < 1 {
 			cfg.Clients, r.Clients = 8, 8
 		}
