@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/batonhq/baton/etcd/embedded"
 )
@@ -16,7 +17,8 @@ const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--tls-c
 
 // serve is `baton serve`: a single-node etcd in this process, the store
 // baton uses by default; with --tls-cert and --tls-key it serves TLS only
-// (etcds://), with --tls-client-ca it requires client certificates, and
+// (etcds://), with --tls-client-ca it requires client certificates (SIGHUP
+// reloads the certificates and CAs), and
 // with --auth it turns on etcd authentication as user root with the
 // password in $BATON_AUTH_PASSWORD (never a flag, never printed).
 func (m *Main) serve(ctx context.Context, args []string) error {
@@ -77,9 +79,18 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stdout, "baton: etcd serving on %s (data in %s%s); use --store %s; Ctrl-C stops\n",
 			srv.Addr(), abs, serveModes(cfg, srv), serveStore(cfg, srv))
 	}
-	select {
-	case <-sigs.c:
-	case <-ctx.Done():
+	cas := readCAs(cfg)
+	for stop := false; !stop; {
+		select {
+		case sig := <-sigs.c:
+			if sig == syscall.SIGHUP {
+				m.reloadTLS(ctx, cfg, srv, &cas)
+				continue
+			}
+			stop = true
+		case <-ctx.Done():
+			stop = true
+		}
 	}
 	fmt.Fprintln(m.Stdout, "baton: etcd stopped")
 	return nil
