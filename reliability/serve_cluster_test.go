@@ -25,9 +25,9 @@ const freezeFor = 6 * time.Second
 // blackholed by a TCP proxy (the connections the others open to it hang;
 // requests sent to it wait for etcd's request timeout), a member is frozen (SIGSTOP: cut off from peers
 // and clients both ways), and all three restart. Progress resumes
-// within an election timeout plus the session TTL, and no sections
-// overlap. (The bound for a blackholed peer port is etcd's request
-// timeout plus an election instead.)
+// within an election timeout plus the session TTL (with the leader lost
+// or a member cut off: etcd's request timeout plus an election), and no
+// sections overlap.
 func TestServeCluster(t *testing.T) {
 	c := etcdtest.StartServeCluster(t, 3)
 	const ttl = 4 * time.Second
@@ -38,9 +38,11 @@ func TestServeCluster(t *testing.T) {
 	defer cs.finish()
 	cs.progressAfter(t, time.Now(), 30*time.Second)
 	bound := serveElection + ttl
-	// A member cut off from its peers still takes client requests; they
-	// wait there for etcd's request timeout (5 s + 2 elections) before
-	// the client tries another member.
+	// A request a member forwarded to a leader that died, or that a
+	// member cut off from its peers took, waits for etcd's request
+	// timeout (5 s + 2 elections) before the client gets an error and
+	// retries: with the leader lost or a member cut off, progress
+	// resumes within that timeout and an election.
 	cut := 5*time.Second + 2*serveElection + serveElection
 
 	faults := func(label string, bound time.Duration, do func() time.Time) {
@@ -59,7 +61,7 @@ func TestServeCluster(t *testing.T) {
 		row.Note = "recovery = fault → next acquisition (bound " + bound.String() + ")"
 		record(row)
 	}
-	faults("kill leader, restart it", bound, func() time.Time {
+	faults("kill leader, restart it", cut, func() time.Time {
 		l := c.Leader(30 * time.Second)
 		t0 := time.Now()
 		c.Kill(l)

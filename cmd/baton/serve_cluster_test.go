@@ -122,7 +122,7 @@ func TestServeClusterUsage(t *testing.T) {
 		{[]string{"--name", "n1", "--initial-cluster", "n1=https://127.0.0.1:1"}, "peer URLs here are http://"},
 		{[]string{"--name", "n1", "--join", "etcd://127.0.0.1:1"}, "--join needs --listen-peer"},
 		{[]string{"--name", "n1", "--join", "zk://127.0.0.1:1", "--listen-peer", "127.0.0.1:2"}, "want the cluster's etcd://"},
-		{[]string{"--listen-peer", "127.0.0.1:2"}, "--listen-peer needs --name"},
+		{[]string{"--listen-peer", "127.0.0.1:2"}, "--listen-peer and --advertise-peer need --name"},
 		{[]string{"--peer-tls-cert", "x.pem"}, "--peer-tls-cert and --peer-tls-key go together"},
 		{[]string{"--name", "n1", "--cluster", filepath.Join(dir, "none")}, "--cluster:"},
 	} {

@@ -7,6 +7,7 @@ replace github.com/batonhq/baton => ../..
 replace github.com/batonhq/baton/etcd/embedded => ../../etcd/embedded
 
 require (
+	github.com/batonhq/baton v0.0.0-00010101000000-000000000000
 	github.com/batonhq/baton/etcd/embedded v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1

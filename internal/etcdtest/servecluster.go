@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,7 +51,13 @@ func StartServeCluster(t testing.TB, n int) *ServeCluster {
 	t.Helper()
 	c := &ServeCluster{t: t, dir: t.TempDir()}
 	c.bin = filepath.Join(c.dir, "baton")
-	build := exec.Command(goTool(), "build", "-o", c.bin, "github.com/batonhq/baton/cmd/baton")
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("etcdtest: cannot locate cmd/baton")
+	}
+	// go test puts its own go command first on PATH.
+	build := exec.Command("go", "build", "-o", c.bin, ".")
+	build.Dir = filepath.Join(filepath.Dir(file), "..", "..", "cmd", "baton")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("etcdtest: build baton: %v\n%s", err, out)
 	}
