@@ -1,9 +1,11 @@
 package layout
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +31,9 @@ const (
 	WarnKazooSemaphore = "unsafe: kazoo Semaphore layout (NAME/<hex> leases, NAME-__lock__): baton's Semaphore refuses this name, and kazoo counts the locks and leases directories of baton's and Curator's semaphores as leases held; use one of them per name"
 	WarnKazooQueue     = "kazoo Queue items (entry-…): baton's Queue ignores them, and kazoo takes baton's qn- items only after all of its own, so order across producers is lost; use one client's queue per name"
 	WarnKazooLocking   = "kazoo LockingQueue layout (NAME/entries, NAME/taken): baton's queues never see its items, nor it theirs; use one client's queue per name"
+	WarnEtcdRWMutex    = "etcd recipes RWMutex layout (NAME/read/…, NAME/write/…): baton's RWMutex keeps its nodes directly under NAME, so neither sees the other; use one of them per name"
+	WarnEtcdDouble     = "etcd recipes DoubleBarrier layout (NAME/waiters/…): baton's DoubleBarrier counts participants directly under NAME, so neither counts the other's; use one of them per name"
+	WarnEtcdQueue      = "etcd recipes Queue items (NAME/<unix nanos>, persistent): baton's Queue ignores them, while etcd's Queue takes baton's qn- items too, in creation order; use one client's queue per name"
 	FlagKazooCurator   = "unsafe unless set up for it: kazoo node under a Curator-layout path. A kazoo Lock made without extra_lock_patterns=[\"-lock-\"] (a WriteLock without \"__READ__\", \"__WRIT__\"; a ReadLock without \"__WRIT__\") ignores Curator's and baton's nodes and holds beside them; the names look the same either way, so check the kazoo client's code"
 	FlagForeign        = "foreign: no recipe recognises this node; it is ignored"
 )
@@ -40,6 +45,7 @@ func Describe(l Listing, now time.Time) Report {
 	d.semaphore()
 	d.kazooSemaphore()
 	d.queues()
+	d.etcdRecipes()
 	if l.Exists && len(l.Dirs[""]) == 0 && len(d.rep.Entries) == 0 {
 		d.rep.BarrierSet = true
 		d.recipe(RecipeBarrier)
@@ -116,7 +122,7 @@ func (d *describer) root() {
 		curator = curator || strings.HasPrefix(k.Name, "_c_")
 		hasLatch = hasLatch || k.Kind == baton.KindLatch
 		rw = rw || k.Kind == baton.KindRead || k.Kind == baton.KindWrite
-		if d.l.Store == StoreEtcd && k.Kind == baton.KindLock && len(k.Data) > 0 {
+		if d.l.Store == StoreEtcd && k.Kind == baton.KindLock && k.Owner != "" && len(k.Data) > 0 {
 			if _, ok := baton.ParseIdentity(k.Data); !ok {
 				etcdElect = true // etcdctl elect and v3election write the value
 			}
@@ -127,6 +133,12 @@ func (d *describer) root() {
 	for _, k := range kids {
 		e := d.entry(k)
 		switch {
+		case d.l.Store == StoreEtcd && k.Kind == baton.KindLock && k.Owner == "" && isDecimal(k.Name):
+			// A persistent key named by a time: an item of etcd's
+			// recipe Queue (lock and election keys are leased).
+			e.Recipe, e.Role, e.Peer = RecipeEtcdQueue, RoleItem, PeerEtcd
+			d.rep.Items++
+			d.warn(WarnEtcdQueue)
 		case election && (k.Kind == baton.KindLatch || k.Kind == baton.KindLock):
 			e.Recipe = RecipeElection
 			e.Role = ifElse(leaderSeen, RoleCandidate, RoleLeader)
@@ -296,6 +308,51 @@ func (d *describer) queues() {
 		d.rep.Claimed++
 		d.add(e)
 	}
+}
+
+// etcdRecipes describes the layouts of etcd's experimental recipes that
+// keep their nodes one level down, and flags the name.
+func (d *describer) etcdRecipes() {
+	reads, writes := d.l.Dirs[DirEtcdRead], d.l.Dirs[DirEtcdWrite]
+	if len(reads)+len(writes) > 0 {
+		d.warn(WarnEtcdRWMutex)
+		// Its order is creation order across both directories; a reader
+		// holds unless an earlier writer exists, a writer if it is first.
+		writer := map[string]bool{}
+		for _, k := range writes {
+			writer[k.Path] = true
+		}
+		all := append(append([]Child{}, reads...), writes...)
+		slices.SortFunc(all, func(a, b Child) int { return cmp.Compare(a.Token, b.Token) })
+		for _, k := range all {
+			e := d.entry(k)
+			e.Recipe, e.Peer, e.Role = RecipeEtcdRWMutex, PeerEtcd, RoleHolder
+			for _, o := range all {
+				if o.Token < k.Token && (writer[o.Path] || writer[k.Path]) {
+					e.Role = RoleWaiter
+				}
+			}
+			d.add(e)
+		}
+	}
+	if ws := d.l.Dirs[DirEtcdWaiters]; len(ws) > 0 {
+		d.warn(WarnEtcdDouble)
+		for _, k := range ws {
+			e := d.entry(k)
+			e.Recipe, e.Peer, e.Role = RecipeEtcdDouble, PeerEtcd, RoleParticipant
+			d.rep.Participants++
+			d.add(e)
+		}
+	}
+}
+
+func isDecimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // entry fills what a node says about itself: who wrote it, its age, its

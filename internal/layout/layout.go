@@ -40,6 +40,9 @@ const (
 	RecipeKazooSemaphore = "kazoo-semaphore"
 	RecipeKazooQueue     = "kazoo-queue"
 	RecipeKazooLocking   = "kazoo-locking-queue"
+	RecipeEtcdRWMutex    = "etcd-recipes-rwmutex"
+	RecipeEtcdDouble     = "etcd-recipes-double-barrier"
+	RecipeEtcdQueue      = "etcd-recipes-queue"
 )
 
 // Peers an Entry can come from.

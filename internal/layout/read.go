@@ -23,6 +23,11 @@ const (
 	DirClaims  = "claims"  // ReliableQueue: in-flight claims
 	DirEntries = "entries" // kazoo LockingQueue: its items
 	DirTaken   = "taken"   // kazoo LockingQueue: its claims
+	// etcd's experimental recipes: RWMutex (NAME/read/…, NAME/write/…)
+	// and DoubleBarrier (NAME/waiters/…) (etcd only).
+	DirEtcdRead    = "read"
+	DirEtcdWrite   = "write"
+	DirEtcdWaiters = "waiters"
 	// DirKazooLock is the sibling NAME-__lock__ where kazoo's Semaphore
 	// queues for admission (ZooKeeper only).
 	DirKazooLock = "-__lock__"
@@ -78,8 +83,11 @@ func Read(ctx context.Context, c baton.Conn, store, name string) (Listing, error
 	}
 	l.Dirs[""] = root
 	subs := []string{DirLocks, DirLeases, DirClaims}
-	if store == StoreZooKeeper {
+	switch store {
+	case StoreZooKeeper:
 		subs = append(subs, DirEntries, DirTaken)
+	case StoreEtcd:
+		subs = append(subs, DirEtcdRead, DirEtcdWrite, DirEtcdWaiters)
 	}
 	for _, d := range subs {
 		// ZooKeeper lists directories among the children; etcd has no
