@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -122,10 +123,13 @@ func (u URL) NeedSession(what string) error {
 	return nil
 }
 
-// Open parses nothing: it opens u, giving up after the dial timeout. A
-// store that cannot be reached yields one line wrapping ErrUnreachable.
-// Open never blocks past the dial timeout even if a client library does:
-// it abandons the attempt (the process is expected to exit).
+// Open parses nothing: it opens u, giving up when the dial timeout (or
+// ctx) ends. Every backend honours ctx, so Open returns when the backend's
+// Open does and never leaves an attempt running: a session that opens is
+// the caller's, one that does not is not left behind. A store that cannot
+// be reached yields one line wrapping ErrUnreachable (ErrAuth for refused
+// credentials) and the backend's error, which errors.Is and errors.As
+// still see.
 func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
@@ -138,48 +142,45 @@ func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
 	defer cancel()
-	type result struct {
-		s   *Store
-		err error
+	s, err := openBackend(dctx, u, o)
+	if err == nil {
+		return s, nil
 	}
-	ch := make(chan result, 1)
-	go func() {
-		s, err := open(dctx, u, o)
-		ch <- result{s, err}
-	}()
-	var r result
-	select {
-	case r = <-ch:
-	case <-dctx.Done():
-		// Give a client that honours ctx a moment to answer with its own
-		// reason; then abandon it.
-		select {
-		case r = <-ch:
-		case <-time.After(100 * time.Millisecond):
-			r.err = dctx.Err()
-		}
-	}
-	if r.err == nil {
-		return r.s, nil
-	}
-	msg := scrubPassword(oneLine(r.err), u.Password)
-	if errors.Is(r.err, ErrUnavailable) || errors.Is(r.err, baton.ErrInvalidTTL) {
-		return nil, fmt.Errorf("%s: %s", u, msg)
-	}
-	if errors.Is(r.err, ErrBadTLS) {
-		return nil, fmt.Errorf("%s: %w", u, r.err)
-	}
-	if ctx.Err() != nil {
+	e := &backendError{msg: scrubPassword(oneLine(err), u.Password), err: err}
+	switch {
+	case errors.Is(err, ErrUnavailable) || errors.Is(err, baton.ErrInvalidTTL) || errors.Is(err, ErrBadTLS):
+		return nil, fmt.Errorf("%s: %w", u, e)
+	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case dctx.Err() != nil || timedOut(err):
+		return nil, fmt.Errorf("%w %s within %v: %w", ErrUnreachable, u, o.DialTimeout, e)
+	case isAuth(err):
+		return nil, fmt.Errorf("%w %s: %w", ErrAuth, u, e)
 	}
-	if errors.Is(r.err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%w %s within %v: %s", ErrUnreachable, u, o.DialTimeout, msg)
-	}
-	if isAuth(r.err) {
-		return nil, fmt.Errorf("%w %s: %s", ErrAuth, u, msg)
-	}
-	return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, msg)
+	return nil, fmt.Errorf("%w %s: %w", ErrUnreachable, u, e)
 }
+
+// timedOut reports whether err is a deadline: the context's, or a network
+// timeout set from it (go-redis dials and reads with the context's
+// deadline, and may see it pass just before the context does).
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// openBackend is open; tests replace it with a backend of their own.
+var openBackend = open
+
+// backendError is a backend's error as Open reports it: on one line and
+// without the URL's password, while errors.Is and errors.As see the
+// original.
+type backendError struct {
+	msg string
+	err error
+}
+
+func (e *backendError) Error() string { return e.msg }
+func (e *backendError) Unwrap() error { return e.err }
 
 // ErrAuth is wrapped by Open's error when the store refused the
 // credentials (wrong, missing, or not allowed).
