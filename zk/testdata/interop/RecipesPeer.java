@@ -6,6 +6,7 @@
 //   rwmutex:   rlock runlock wlock wunlock tryr tryw
 //   semaphore: acquire try release            (N permits)
 //   latch:     start await has close          (LeaderLatch, id "java")
+//   selector:  start resign                   (LeaderSelector; prints "leader" when it leads)
 //   double:    enter leave                    (N participants)
 //   barrier:   set remove wait try
 //   queue:     put DATA take poll
@@ -21,6 +22,8 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
@@ -29,7 +32,7 @@ import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.recipes.queue.DistributedQueue;
 
 public class RecipesPeer {
-    static void say(String s) {
+    static synchronized void say(String s) {
         System.out.println(s);
         System.out.flush();
     }
@@ -44,6 +47,13 @@ public class RecipesPeer {
         InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(c, path, n);
         Lease lease = null;
         LeaderLatch latch = new LeaderLatch(c, path, "java");
+        final java.util.concurrent.Semaphore resign = new java.util.concurrent.Semaphore(0);
+        LeaderSelector selector = new LeaderSelector(c, path, new LeaderSelectorListenerAdapter() {
+            public void takeLeadership(CuratorFramework cf) throws Exception {
+                say("leader");
+                resign.acquire();
+            }
+        });
         DistributedDoubleBarrier dbl = new DistributedDoubleBarrier(c, path, n);
         DistributedBarrier bar = new DistributedBarrier(c, path);
         DistributedQueue q = new DistributedQueue(c.getZookeeperClient().getZooKeeper(), path, ZooDefs.Ids.OPEN_ACL_UNSAFE);
@@ -66,6 +76,8 @@ public class RecipesPeer {
                 case "latch await": latch.await(); say("leader"); break;
                 case "latch has": say(latch.hasLeadership() ? "yes" : "no"); break;
                 case "latch close": latch.close(); say("ok"); break;
+                case "selector start": selector.start(); say("ok"); break;
+                case "selector resign": resign.release(); say("ok"); break;
                 case "double enter": dbl.enter(); say("entered"); break;
                 case "double leave": dbl.leave(); say("left"); break;
                 case "barrier set": bar.setBarrier(); say("ok"); break;
