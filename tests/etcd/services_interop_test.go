@@ -1,4 +1,4 @@
-package etcd
+package etcd_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3lock/v3lockpb"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/layout"
 )
 
@@ -56,7 +57,7 @@ func grant(t *testing.T, ctx context.Context, cli *clientv3.Client) clientv3.Lea
 func TestInteropLockService(t *testing.T) {
 	ctx := testCtx(t)
 	eps := server(t).Endpoints()
-	s := openT(t, eps, WithTTL(10*time.Second))
+	s := openT(t, eps, etcd.WithTTL(10*time.Second))
 	cli := rawClient(t, eps)
 	name := fmt.Sprintf("/interop/v3lock-%d", time.Now().UnixNano())
 	lc := v3lockpb.NewLockClient(cli.ActiveConnection())
@@ -106,7 +107,7 @@ func TestInteropLockService(t *testing.T) {
 func TestInteropElectionService(t *testing.T) {
 	ctx := testCtx(t)
 	eps := server(t).Endpoints()
-	s := openT(t, eps, WithTTL(10*time.Second))
+	s := openT(t, eps, etcd.WithTTL(10*time.Second))
 	cli := rawClient(t, eps)
 	name := fmt.Sprintf("/interop/v3election-%d", time.Now().UnixNano())
 	ec := v3electionpb.NewElectionClient(cli.ActiveConnection())
@@ -166,7 +167,7 @@ func TestInteropElectionService(t *testing.T) {
 func TestInteropEtcdRecipes(t *testing.T) {
 	ctx := testCtx(t)
 	eps := server(t).Endpoints()
-	s := openT(t, eps, WithTTL(10*time.Second))
+	s := openT(t, eps, etcd.WithTTL(10*time.Second))
 	cli := rawClient(t, eps)
 	cs, err := concurrency.NewSession(cli, concurrency.WithTTL(10))
 	if err != nil {
