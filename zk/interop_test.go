@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
 	gozk "github.com/go-zookeeper/zk"
 )
@@ -28,18 +29,6 @@ import (
 // others.
 
 const javaDir = zktest.JavaDir
-
-// require skips t, or fails it with CI set, when err says a tool is missing.
-func require(t *testing.T, what string, err error) {
-	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s: %v", what, err)
-	}
-	t.Skipf("%s unavailable: %v (set CI to make this a failure)", what, err)
-}
 
 // peer is one foreign lock client program.
 type peer struct {
@@ -54,7 +43,7 @@ func curatorPeer(t *testing.T) peer {
 	if err == nil {
 		_, err = os.Stat(filepath.Join(javaDir, "curator-recipes.jar"))
 	}
-	require(t, "Curator (javac, libcurator-recipes-java)", err)
+	testenv.Require(t, "Curator (javac, libcurator-recipes-java)", err)
 	cp := strings.Join([]string{
 		filepath.Join(javaDir, "curator-recipes.jar"),
 		filepath.Join(javaDir, "curator-framework.jar"),
@@ -79,7 +68,7 @@ func kazooPeer(t *testing.T) peer {
 	if err != nil {
 		err = fmt.Errorf("%v: %s", err, out)
 	}
-	require(t, "kazoo (/usr/bin/python3, python3-kazoo)", err)
+	testenv.Require(t, "kazoo (/usr/bin/python3, python3-kazoo)", err)
 	script, _ := filepath.Abs(filepath.Join("testdata", "interop", "kazoo_lock.py"))
 	return peer{name: "kazoo", cmd: func(ctx context.Context, args ...string) *exec.Cmd {
 		return exec.CommandContext(ctx, py, append([]string{script}, args...)...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/layout"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -29,7 +30,7 @@ func kazooRecipes(t *testing.T) peer {
 	if err != nil {
 		err = fmt.Errorf("%v: %s", err, out)
 	}
-	require(t, "kazoo (/usr/bin/python3, python3-kazoo)", err)
+	testenv.Require(t, "kazoo (/usr/bin/python3, python3-kazoo)", err)
 	script, _ := filepath.Abs(filepath.Join("testdata", "interop", "kazoo_peer.py"))
 	return peer{name: "kazoo", cmd: func(ctx context.Context, args ...string) *exec.Cmd {
 		return exec.CommandContext(ctx, py, append([]string{script}, args...)...)

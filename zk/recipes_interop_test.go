@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -37,7 +38,7 @@ func recipesPeer(t *testing.T) peer {
 		}
 		cp = append(cp, p)
 	}
-	require(t, "Curator and ZooKeeper recipes (javac, libcurator-recipes-java, libzookeeper-java)", err)
+	testenv.Require(t, "Curator and ZooKeeper recipes (javac, libcurator-recipes-java, libzookeeper-java)", err)
 	classes := t.TempDir()
 	classpath := strings.Join(cp, ":")
 	out, err := exec.Command("javac", "-d", classes, "-cp", classpath, filepath.Join("testdata", "interop", "RecipesPeer.java")).CombinedOutput()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -34,12 +34,7 @@ zk.stop()
 func TestStatusFlagsKazooOnZooKeeper(t *testing.T) {
 	t.Parallel()
 	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("kazoo not importable by %s: %v", python, err)
-		}
-		t.Skipf("kazoo not importable by %s: %v", python, err)
-	}
+	testenv.Require(t, "kazoo for "+python+" (install python3-kazoo)", exec.Command(python, "-c", "import kazoo").Run())
 	addr := zktest.Shared(t).Addr()
 	e := env("BATON_STORE=zk://" + addr)
 	holder := start(t, e, "lock", "/kz")

@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // TestLockOnTerminal runs baton on a pseudo-terminal (util-linux script):
@@ -15,12 +16,7 @@ import (
 func TestLockOnTerminal(t *testing.T) {
 	t.Parallel()
 	scriptBin, err := exec.LookPath("script")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("script (util-linux, Debian's bsdutils) not on PATH: %v", err)
-		}
-		t.Skip("script (util-linux) not on PATH; set CI to make this a failure")
-	}
+	testenv.Require(t, "script (util-linux, Debian's bsdutils)", err)
 	e, _ := etcdEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

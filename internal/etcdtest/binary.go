@@ -15,6 +15,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // DebianEtcd is where Debian's etcd-server package installs the server.
@@ -34,12 +36,8 @@ type Binary struct {
 // the test fails under CI and is skipped otherwise.
 func StartBinary(t testing.TB, path string) *Binary {
 	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("etcd executable %s: %v", path, err)
-		}
-		t.Skipf("etcd executable %s not found (install etcd-server); set CI to make this a failure", path)
-	}
+	_, err := os.Stat(path)
+	testenv.Require(t, "etcd executable (install etcd-server)", err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b, err := StartExecutable(ctx, path, t.TempDir())

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // startTimeout bounds how long one server may take to accept connections.
@@ -57,12 +59,7 @@ type Server struct {
 func Binary(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("redistest: redis-server not found on PATH (CI is set): %v", err)
-		}
-		t.Skipf("redistest: redis-server not found on PATH, skipping (install Debian's redis-server): %v", err)
-	}
+	testenv.Require(t, "redistest: redis-server (install Debian's redis-server)", err)
 	return p
 }
 

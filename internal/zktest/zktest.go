@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // TickTime is the server's tick. ZooKeeper grants session timeouts between
@@ -124,12 +126,7 @@ func Available() error {
 // Require skips t (fails it with CI set) when ZooKeeper cannot be run.
 func Require(t testing.TB) {
 	t.Helper()
-	if err := Available(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("zktest: %v", err)
-		}
-		t.Skipf("zktest: %v; skipping (set CI to make this a failure)", err)
-	}
+	testenv.Require(t, "zktest: ZooKeeper", Available())
 }
 
 // Classpath is the server's classpath: zookeeper.jar names its own

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // etcdctl returns the path of Debian's etcdctl (etcd-client). Without it
@@ -23,12 +24,7 @@ import (
 func etcdctl(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("etcdctl")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("etcdctl not found (install etcd-client): %v", err)
-		}
-		t.Skip("etcdctl not found (install etcd-client); set CI to make this a failure")
-	}
+	testenv.Require(t, "etcdctl (install etcd-client)", err)
 	return p
 }
 
