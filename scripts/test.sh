@@ -23,6 +23,14 @@ for mod in $modules; do
   (cd "$mod" && go mod tidy -diff && go vet ./...)
 done
 
+# The command line and the library build for macOS and FreeBSD too (a
+# build check only: no tests run there).
+for os in darwin freebsd; do
+  echo "== GOOS=$os go build (library, ./cmd/baton)"
+  GOOS=$os go build ./...
+  (cd cmd/baton && GOOS=$os go build -o /dev/null .)
+done
+
 # The library's go directive is the lowest its dependencies allow (their
 # own go directives are the floor), and the library builds, tests
 # included, with that very toolchain.

@@ -4,7 +4,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // foregroundTTY returns the descriptor of f if f is a terminal whose
@@ -15,11 +16,11 @@ func foregroundTTY(f *os.File) (int, bool) {
 		return 0, false
 	}
 	fd := int(f.Fd())
-	var pgrp int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pgrp))); e != 0 {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	if err != nil {
 		return 0, false // not a terminal
 	}
-	return fd, int(pgrp) == syscall.Getpgrp()
+	return fd, pgrp == unix.Getpgrp()
 }
 
 // takeForeground makes our process group the terminal's foreground group
@@ -27,6 +28,5 @@ func foregroundTTY(f *os.File) (int, bool) {
 func takeForeground(fd int) {
 	signal.Ignore(syscall.SIGTTOU)
 	defer signal.Reset(syscall.SIGTTOU)
-	pgrp := int32(syscall.Getpgrp())
-	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCSPGRP, uintptr(unsafe.Pointer(&pgrp)))
+	_ = unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp())
 }
