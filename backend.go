@@ -168,3 +168,16 @@ func Join(dir, elem string) string {
 type WatchCounter interface {
 	WatchEvents() int64
 }
+
+// Expirer is an optional capability of sessions (Conn) and of lock handles
+// on stores without sessions: Expiry is the moment the session or hold will
+// be given up as lost unless contact with the store is confirmed before
+// then. It is the loss deadline the backend itself keeps (the last
+// confirmed contact plus the TTL minus a safety margin), so it is never
+// later than the moment the store could hand a lock on, clock rates
+// permitting. It only moves forward; the zero Time means lost already.
+// `baton lock` hands it to a watchdog process that stops CMD at that moment
+// even if baton itself is stopped or killed.
+type Expirer interface {
+	Expiry() time.Time
+}

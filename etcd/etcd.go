@@ -132,6 +132,9 @@ type conn struct {
 
 	watchEvents atomic.Int64
 
+	expiryMu sync.Mutex
+	expiry   time.Time // the keepalive loop's loss deadline
+
 	// seen is the highest store revision this session has observed (in a
 	// reply or a watch event). Reads are served at or after it.
 	seen atomic.Int64
@@ -235,6 +238,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		gone:     map[string]*goneCache{},
 	}
 	c.oldWatch = oldWatchServer(ctx, cli)
+	c.setExpiry(sent.Add(c.ttl - c.ttl/10))
 	go c.keepAlive(sent)
 	return c, nil
 }
@@ -247,6 +251,27 @@ func (c *conn) Err() error {
 	c.errMu.Lock()
 	defer c.errMu.Unlock()
 	return c.err
+}
+
+// Expiry is when the session will be given up as lost unless a keepalive
+// is acknowledged before: the send time of the last acknowledged one plus
+// the TTL minus the margin (baton.Expirer). It is the zero Time once the
+// session has ended.
+func (c *conn) Expiry() time.Time {
+	select {
+	case <-c.done:
+		return time.Time{}
+	default:
+	}
+	c.expiryMu.Lock()
+	defer c.expiryMu.Unlock()
+	return c.expiry
+}
+
+func (c *conn) setExpiry(t time.Time) {
+	c.expiryMu.Lock()
+	c.expiry = t
+	c.expiryMu.Unlock()
 }
 
 // WatchEvents is the number of watch events this session has received.

@@ -26,7 +26,7 @@ const maxKeepAliveInterval = time.Second
 // sent.
 func (c *conn) keepAlive(sent time.Time) {
 	defer close(c.kaDone)
-	margin := c.ttl / 10
+	margin := c.ttl / 10 // Open sets the first Expiry with the same margin
 	// At most a second apart, so that a lease revoked or expired on the
 	// server is noticed within a second whatever the TTL (a waiter on a
 	// dead session returns promptly: cf. etcd #19597).
@@ -57,6 +57,7 @@ func (c *conn) keepAlive(sent time.Time) {
 		switch {
 		case err == nil:
 			deadline = t.Add(c.ttl - margin)
+			c.setExpiry(deadline)
 			next = t.Add(interval)
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			c.end(baton.ErrSessionExpired)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,13 +25,16 @@ type hold struct {
 	end   func(error)
 	stop  chan struct{}
 	done  chan struct{}
+
+	mu     sync.Mutex
+	expiry time.Time // the loss deadline keep works to
 }
 
 // newHold starts renewing an acquisition valid until deadline (measured on
 // the monotonic clock from when the acquiring command was sent).
 func newHold(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *hold {
 	l, end := baton.NewLease(key, token)
-	h := &hold{value: value, lease: l, end: end, stop: make(chan struct{}), done: make(chan struct{})}
+	h := &hold{value: value, lease: l, end: end, stop: make(chan struct{}), done: make(chan struct{}), expiry: deadline}
 	go h.keep(key, ttl, deadline, renew)
 	return h
 }
@@ -90,12 +94,30 @@ func (h *hold) keep(key string, ttl time.Duration, deadline time.Time, renew ren
 			return
 		case err == nil && nd.After(deadline):
 			deadline = nd
+			h.setExpiry(deadline)
 			expire.Reset(time.Until(deadline))
 			next.Reset(every)
 		default:
 			next.Reset(retry)
 		}
 	}
+}
+
+func (h *hold) setExpiry(t time.Time) {
+	h.mu.Lock()
+	h.expiry = t
+	h.mu.Unlock()
+}
+
+// expiryTime is the hold's loss deadline; the zero Time once the lease
+// has ended.
+func (h *hold) expiryTime() time.Time {
+	if h.lease.Err() != nil {
+		return time.Time{}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.expiry
 }
 
 // stopRenewal tells the renewal to stop and not to end the lease. An

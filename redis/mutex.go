@@ -112,6 +112,12 @@ func (m *Mutex) Held() bool {
 	return m.live()
 }
 
+// Expiry is when the hold will be given up as lost unless an extension is
+// confirmed before: the send time of the last confirmed acquire or extend
+// plus the TTL minus the safety margin (baton.Expirer). It is the zero
+// Time when the handle holds nothing.
+func (m *Mutex) Expiry() time.Time { return m.expiry() }
+
 func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if err := CheckKey(m.k.lock); err != nil {
 		return nil, err

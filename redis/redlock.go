@@ -123,6 +123,12 @@ func (r *Redlock) Held() bool {
 	return r.live()
 }
 
+// Expiry is when the hold will be given up as lost unless a majority's
+// extension is confirmed before: the start of the last confirmed round
+// plus the TTL minus the drift allowance (baton.Expirer). It is the zero
+// Time when the handle holds nothing.
+func (r *Redlock) Expiry() time.Time { return r.expiry() }
+
 func (r *Redlock) timeout() time.Duration {
 	return min(max(r.ttl/50, 100*time.Millisecond), 200*time.Millisecond)
 }

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/batonhq/baton"
 )
@@ -79,4 +80,14 @@ func (e *reentry) live() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.count > 0 && e.h.lease.Err() == nil
+}
+
+// expiry is the live hold's loss deadline, or the zero Time.
+func (e *reentry) expiry() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.count == 0 {
+		return time.Time{}
+	}
+	return e.h.expiryTime()
 }

@@ -23,6 +23,10 @@ BATON_RELIABILITY=full BATON_RELIABILITY_REPORT="$tmp/table.md" \
 grep -E '^(---|ok|FAIL)|_test.go' "$tmp/suite.log" || true
 test -s "$tmp/table.md" || { echo "the fault suite wrote no table"; exit 1; }
 
+echo "== baton lock's watchdog (10 runs per store and scenario)"
+BATON_WATCHDOG_RUNS=10 go test -count=1 -v -timeout 20m -run 'TestWatchdog' ./cmd/baton/ > "$tmp/watchdog.log" 2>&1 || status=1
+grep -E '^(---|ok|FAIL)|watchdog margin|_test.go' "$tmp/watchdog.log" || true
+
 {
   echo "# Reliability"
   echo
@@ -42,6 +46,26 @@ test -s "$tmp/table.md" || { echo "the fault suite wrote no table"; exit 1; }
   cat "$tmp/table.md"
   grep -hoE '[a-z]+: [0-9]+ lost create replies, [0-9]+ exclusive sections, [0-9]+ orphans' "$tmp/drops.log" |
     sed -E 's/^([a-z]+): ([0-9]+) lost create replies, ([0-9]+) exclusive sections, ([0-9]+) orphans$/| connection loss right after create | \1 | \2 | \4 | – | – | \3 exclusive sections with a concurrent contender; orphan nodes left: \4 |/'
+  echo
+  echo "## baton lock's watchdog"
+  echo
+  echo "CMD runs in a process group led by a watchdog process, which kills the"
+  echo "whole group when baton's pipe to it closes or when the lease's loss"
+  echo "deadline (last confirmed contact + TTL − margin) passes. Each run: CMD"
+  echo "starts a grandchild (\`sh -c 'sh loop; true'\`) that appends a timestamp"
+  echo "every 10 ms; a second \`baton lock\` waits for the same name; the holder's"
+  echo "baton is SIGKILLed, or SIGSTOPped past its TTL (2 s). *Margin* is the next"
+  echo "holder's CMD start minus the grandchild's last write (must be > 0; the"
+  echo "grandchild's write period, ~10–20 ms, blurs it). \`go test ./cmd/baton/\`"
+  echo "runs each case once per store. With SIGSTOP the margin is the backend's own"
+  echo "(a fifth of the session timeout on ZooKeeper, a tenth of the TTL on etcd and"
+  echo "Redis) plus the time the store takes to notice the expiry."
+  echo
+  echo "| scenario | store | runs | margin min / median |"
+  echo "|---|---|---:|---|"
+  grep -hoE 'watchdog margin (kill|stop) [a-z]+: min [^ ]+ median [^ ]+ over [0-9]+ runs' "$tmp/watchdog.log" | sort |
+    sed -E -e 's/^watchdog margin kill ([a-z]+): min ([^ ]+) median ([^ ]+) over ([0-9]+) runs$/| baton SIGKILLed while the grandchild runs | \1 | \4 | \2 \/ \3 |/' \
+      -e 's/^watchdog margin stop ([a-z]+): min ([^ ]+) median ([^ ]+) over ([0-9]+) runs$/| baton SIGSTOPped past its TTL | \1 | \4 | \2 \/ \3 |/'
   echo
   echo "## What the scenarios do"
   echo

@@ -366,6 +366,19 @@ func (c *conn) Close(ctx context.Context) error {
 	}
 }
 
+// Expiry is when the session will be given up as lost unless a reply from
+// the server is confirmed before: the last confirmed contact plus the
+// session timeout minus the margin (baton.Expirer). It is the zero Time
+// once the session has ended.
+func (c *conn) Expiry() time.Time {
+	select {
+	case <-c.done:
+		return time.Time{}
+	default:
+	}
+	return c.w.lastConfirmed().Add(c.limit())
+}
+
 // WatchEvents is the number of watch notifications the server has sent
 // this session.
 func (c *conn) WatchEvents() int64 { return c.w.watches.Load() }

@@ -96,19 +96,43 @@ func waitFor[T any](ctx context.Context, sigs *signals, timeout time.Duration, g
 // childResult says how CMD ended.
 type childResult struct {
 	status int  // CMD's exit status (128+n for a signal)
-	lost   bool // the hold ended while CMD ran and baton stopped CMD
+	lost   bool // the hold ended while CMD ran and CMD was stopped
+	// expired: the watchdog stopped CMD at the hold's loss deadline (baton
+	// had not confirmed contact with the store in time).
+	expired bool
+	// guardDied: the watchdog died on its own (killed from outside), so
+	// baton stopped CMD.
+	guardDied bool
+}
+
+// runSpec says what CMD runs under.
+type runSpec struct {
+	lost      <-chan struct{}  // closed when the hold ends
+	killAfter time.Duration    // SIGTERM to SIGKILL after a loss
+	guard     bool             // run CMD under a watchdog (a hold that can be handed on)
+	expiry    func() time.Time // the hold's loss deadline, or nil if it has none
 }
 
 // runCmd runs argv in its own process group with env added, passing on
 // caught signals to the group. If lost closes first, the group gets
-// SIGTERM, then SIGKILL after killAfter. It returns once CMD has exited.
-func (m *Main) runCmd(argv, env []string, sigs *signals, lost <-chan struct{}, killAfter time.Duration) (childResult, error) {
+// SIGTERM, then SIGKILL after killAfter. With guard, the group is the
+// watchdog's (see watchdog.go). It returns once CMD has exited; nothing is
+// left of the group then.
+func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResult, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = m.Stdin, m.Stdout, m.Stderr
 	cmd.Env = append(os.Environ(), env...)
-	// Own group so baton can signal CMD and everything it started; if baton
-	// itself dies, CMD must not go on believing it holds the lock.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Own group so baton can signal CMD and everything it started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
+	var g *guard
+	if rs.guard {
+		var err error
+		if g, err = m.startGuard(rs.expiry); err != nil {
+			return childResult{}, err
+		}
+		cmd.SysProcAttr.Pgid = g.pgid
+	}
 	// On a terminal baton runs in the foreground of, CMD takes the
 	// foreground (so it can read the terminal and gets ^C itself), and
 	// baton takes it back when CMD is gone.
@@ -117,6 +141,9 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, lost <-chan struct{}, k
 		defer takeForeground(fd)
 	}
 	if err := cmd.Start(); err != nil {
+		if g != nil {
+			g.finish()
+		}
 		code := 126
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = 127
@@ -124,15 +151,26 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, lost <-chan struct{}, k
 		return childResult{status: code}, exitWith(code, fmt.Errorf("cannot run %s: %v", argv[0], err))
 	}
 	pgid := cmd.Process.Pid
+	var gone <-chan struct{}
+	if g != nil {
+		pgid = g.pgid
+		gone = g.gone
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
 	var res childResult
 	var kill <-chan time.Time
+	lost := rs.lost
 	for {
 		select {
 		case err := <-done:
-			if res.lost {
+			if g != nil {
+				g.finish()
+				if g.hasFired() {
+					res.lost, res.expired = true, true
+				}
+			} else if res.lost {
 				// Nothing in the group may outlive the hold.
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			}
@@ -140,15 +178,25 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, lost <-chan struct{}, k
 			return res, nil
 		case s := <-sigs.c:
 			_ = syscall.Kill(-pgid, s.(syscall.Signal))
+		case <-gone:
+			// The watchdog is dead: it fired (and killed the group), or
+			// it was killed, and then CMD is unguarded.
+			gone = nil
+			if !g.hasFired() && kill == nil && !res.lost {
+				res.guardDied = true
+			}
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		case <-lost:
 			lost = nil
 			res.lost = true
+			if g != nil {
+				g.freeze()
+			}
 			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			t := time.NewTimer(killAfter)
+			t := time.NewTimer(rs.killAfter)
 			defer t.Stop()
 			kill = t.C
 		case <-kill:
-			kill = nil
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}

@@ -21,7 +21,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	host, _ := os.Hostname()
 	value := fs.String("value", fmt.Sprintf("%s/%d", host, os.Getpid()), "this candidate's value, shown to observers")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not leader within this long; 0 waits forever")
-	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD this long after SIGTERM")
+	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	observe := fs.Bool("observe", false, "print one line per leader change instead of campaigning")
 	asJSON := fs.Bool("json", false, "with --observe: JSON lines")
 	pos, argv, err := parseArgs(fs, args)
@@ -66,7 +66,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	}()
 	l := e.Lease()
 	env := []string{"BATON_ELECTION=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
-	return m.runHeld(sigs, l, "leadership of "+name, env, argv, *killAfter)
+	return m.runHeld(sigs, l, sessionExpiry(s.Session), "leadership of "+name, env, argv, *killAfter)
 }
 
 // leaderLine is one `--observe --json` line.

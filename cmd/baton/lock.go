@@ -14,6 +14,7 @@ import (
 type hold struct {
 	lease   *baton.Lease
 	release func(ctx context.Context) error
+	expiry  func() time.Time // the loss deadline, or nil
 }
 
 func (h hold) unlock() {
@@ -30,14 +31,18 @@ func lockOn(ctx context.Context, s *store.Store, name string) (hold, error) {
 		if err != nil {
 			return hold{}, err
 		}
-		return hold{lease: u.Lease(), release: u.Unlock}, nil
+		h := hold{lease: u.Lease(), release: u.Unlock}
+		if e, ok := u.(baton.Expirer); ok {
+			h.expiry = e.Expiry
+		}
+		return h, nil
 	}
 	mu := baton.NewMutex(s.Session, name)
 	l, err := mu.Lock(ctx)
 	if err != nil {
 		return hold{}, err
 	}
-	return hold{lease: l, release: mu.Unlock}, nil
+	return hold{lease: l, release: mu.Unlock, expiry: sessionExpiry(s.Session)}, nil
 }
 
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
@@ -45,7 +50,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
 	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [-- CMD [ARG…]]", &sf, true)
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
-	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD this long after SIGTERM")
+	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -75,5 +80,5 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	}
 	defer h.unlock()
 	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
-	return m.runHeld(sigs, h.lease, "lock "+name, env, argv, *killAfter)
+	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, *killAfter)
 }

@@ -101,6 +101,7 @@ func init() {
 		{name: "bench", run: (*Main).bench, usage: "bench [--store URL] [--workload W] [--clients N] [--duration D] [--json]  measure locks on the store"},
 		{name: "demo", run: (*Main).demo, usage: "demo [--store URL]                                   the whole system on an embedded etcd"},
 		{name: "worker", run: (*Main).worker, hidden: true},
+		{name: "watchdog", run: (*Main).watchdog, hidden: true},
 	}
 }
 
@@ -116,7 +117,9 @@ func (m *Main) usage() {
 		"zks://, etcds:// and rediss:// are the same over TLS, with --tls-ca, --tls-cert, --tls-key\n"+
 		"(or $BATON_TLS_CA, $BATON_TLS_CERT, $BATON_TLS_KEY). Passwords are never printed.\n"+
 		"Exit status: CMD's own; 75 not acquired within --timeout (CMD not run); 76 lost while CMD ran\n"+
-		"(CMD got SIGTERM, then SIGKILL after --kill-after); 2 usage; 1 store unreachable or other failure.\n"+
+		"(CMD's group got SIGTERM, then SIGKILL after --kill-after, and SIGKILL from the watchdog at the\n"+
+		"loss deadline at the latest, even if baton was killed or stopped); 2 usage; 1 store unreachable\n"+
+		"or other failure.\n"+
 		"Run 'baton COMMAND -h' for a command's flags.\n", defaultStore)
 }
 

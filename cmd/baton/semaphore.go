@@ -15,7 +15,7 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	fs := m.newFlags("semaphore", "semaphore -n N [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [-- CMD [ARG…]]", &sf, true)
 	n := fs.Int("n", 0, "number of holders allowed at once (the same for every client)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
-	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD this long after SIGTERM")
+	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -52,5 +52,5 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 		_ = sem.Release(ctx, l)
 	}()
 	env := []string{"BATON_SEMAPHORE=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
-	return m.runHeld(sigs, l, "semaphore "+name, env, argv, *killAfter)
+	return m.runHeld(sigs, l, sessionExpiry(s.Session), "semaphore "+name, env, argv, *killAfter)
 }

@@ -65,6 +65,7 @@ type redisHold struct {
 
 func (h redisHold) Lease() *baton.Lease              { return h.l }
 func (h redisHold) Unlock(ctx context.Context) error { return h.m.Unlock(ctx) }
+func (h redisHold) Expiry() time.Time                { return h.m.Expiry() }
 
 // openRedlock dials every master of a redlock:// URL (a majority must
 // answer).
@@ -106,6 +107,7 @@ type redlockHold struct {
 
 func (h redlockHold) Lease() *baton.Lease              { return h.l }
 func (h redlockHold) Unlock(ctx context.Context) error { return h.r.Unlock(ctx) }
+func (h redlockHold) Expiry() time.Time                { return h.r.Expiry() }
 
 // redisTLS is the TLS configuration for a rediss:// URL's one host.
 func (u URL) redisTLS(f TLSFiles) (*tls.Config, error) {

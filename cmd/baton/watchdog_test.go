@@ -1,0 +1,203 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// watchdogRuns is how many times each watchdog scenario runs per store:
+// 1 in CI, more from $BATON_WATCHDOG_RUNS to measure the margins that
+// docs/RELIABILITY.md reports.
+func watchdogRuns(t *testing.T) int {
+	n := 1
+	if v := os.Getenv("BATON_WATCHDOG_RUNS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 100 {
+			t.Fatalf("BATON_WATCHDOG_RUNS=%q: want 1..100", v)
+		}
+	}
+	return n
+}
+
+// TestWatchdogBatonKilled: SIGKILL of `baton lock` while CMD's grandchild
+// runs. The watchdog sees baton's pipe close and kills CMD's group; the
+// grandchild's last write comes before the next holder's CMD starts.
+func TestWatchdogBatonKilled(t *testing.T) {
+	t.Parallel()
+	watchdogScenario(t, "kill", func(t *testing.T, holder *proc) {
+		holder.signal(syscall.SIGKILL)
+	})
+}
+
+// TestWatchdogBatonStopped: SIGSTOP of `baton lock` for longer than its
+// TTL. The watchdog kills CMD's group at the loss deadline baton last
+// handed it; the grandchild's last write comes before the next holder's
+// CMD starts, and baton, continued, exits 76.
+func TestWatchdogBatonStopped(t *testing.T) {
+	t.Parallel()
+	watchdogScenario(t, "stop", func(t *testing.T, holder *proc) {
+		holder.signal(syscall.SIGSTOP)
+		t.Cleanup(func() { _ = holder.cmd.Process.Signal(syscall.SIGCONT) })
+	})
+}
+
+// watchdogScenario runs the scenario watchdogRuns times on every store:
+// a holder's CMD starts a grandchild that appends a timestamp every 10 ms;
+// a second client waits for the same lock; hit is done to the holder's
+// baton; the second client's CMD records when it starts.
+func watchdogScenario(t *testing.T, kind string, hit func(t *testing.T, holder *proc)) {
+	runs := watchdogRuns(t)
+	eachStore(t, false, func(t *testing.T, st testStore, e []string) {
+		var margins []time.Duration
+		for i := range runs {
+			margins = append(margins, watchdogOnce(t, st, e, fmt.Sprintf("/wd-%s-%d", kind, i), kind, hit))
+		}
+		slices.Sort(margins)
+		t.Logf("watchdog margin %s %s: min %v median %v over %d runs (the next holder's start minus the grandchild's last write)",
+			kind, st.name, margins[0].Round(time.Millisecond), margins[len(margins)/2].Round(time.Millisecond), len(margins))
+	})
+}
+
+func watchdogOnce(t *testing.T, st testStore, e []string, name, kind string, hit func(*testing.T, *proc)) time.Duration {
+	dir := t.TempDir()
+	ticks, pidFile, started := filepath.Join(dir, "ticks"), filepath.Join(dir, "pid"), filepath.Join(dir, "started")
+	loop := filepath.Join(dir, "loop.sh")
+	script := `echo $$ > "$1"; while :; do date +%s%N >> "$2"; sleep 0.01; done` + "\n"
+	if err := os.WriteFile(loop, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The outer sh stays (";true"), so the loop runs in a grandchild. Its
+	// output is not baton's, so that a surviving grandchild cannot keep the
+	// test waiting for baton's pipes to close.
+	holder := start(t, e, "lock", "--ttl", "2s", name, "--", "sh", "-c", `sh "$0" "$1" "$2" >/dev/null 2>&1; true`, loop, pidFile, ticks)
+	waitFile(t, ticks, "\n", 10*time.Second)
+	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile, "\n", time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // if the test failed
+	other := start(t, e, "lock", "--ttl", "2s", name, "--", "sh", "-c", `date +%s%N > "$0"`, started)
+	if st.sessions {
+		waitStatus(t, e, name, 2)
+	}
+	hit(t, holder)
+	if code := other.wait(30 * time.Second); code != 0 {
+		t.Fatalf("next holder exit %d: %q", code, other.stderr.String())
+	}
+	if alive(pid) {
+		t.Fatalf("the grandchild (pid %d) still runs after the next holder's CMD ran", pid)
+	}
+	next := readNanos(t, started)
+	got, err := os.ReadFile(ticks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(got))
+	last, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	if err != nil {
+		t.Fatalf("ticks %q", got)
+	}
+	if last >= next {
+		t.Fatalf("the grandchild wrote at %d, %v after the next holder's CMD started; holder %q", last, time.Duration(last-next), holder.stderr.String())
+	}
+	if kind == "stop" {
+		holder.signal(syscall.SIGCONT)
+		if code := holder.wait(20 * time.Second); code != exitLost {
+			t.Fatalf("continued holder exit %d, want 76; stderr %q", code, holder.stderr.String())
+		}
+	}
+	return time.Duration(next - last)
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+func readNanos(t *testing.T, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %q", path, b)
+	}
+	return n
+}
+
+// startGrandchild starts baton args with a CMD whose grandchild loops,
+// and returns baton and the grandchild's pid.
+func startGrandchild(t *testing.T, e []string, args ...string) (*proc, int) {
+	t.Helper()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	args = append(args, "--", "sh", "-c", `sh -c 'echo $$ > "$0"; while :; do sleep 0.05; done' "$0" >/dev/null 2>&1; true`, pidFile)
+	p := start(t, e, args...)
+	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile, "\n", 10*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // if the test failed
+	return p, pid
+}
+
+// waitDead waits up to d for pid to be gone.
+func waitDead(t *testing.T, pid int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still runs %v later", pid, d)
+		}
+		<-time.After(5 * time.Millisecond) // poll interval
+	}
+}
+
+// TestWatchdogElectAndSemaphore: elect and semaphore run CMD under the
+// watchdog too: SIGKILL of baton ends CMD's grandchild at once.
+func TestWatchdogElectAndSemaphore(t *testing.T) {
+	t.Parallel()
+	e, _ := etcdEnv(t)
+	for _, args := range [][]string{{"elect", "/wd-elect"}, {"semaphore", "-n", "1", "/wd-sem"}} {
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel()
+			p, pid := startGrandchild(t, e, args...)
+			p.signal(syscall.SIGKILL)
+			waitDead(t, pid, 5*time.Second)
+		})
+	}
+}
+
+// TestWatchdogKilledStopsCmd: if the watchdog itself is killed, CMD is
+// unguarded, so baton stops CMD's group and exits 1.
+func TestWatchdogKilledStopsCmd(t *testing.T) {
+	t.Parallel()
+	e, _ := etcdEnv(t)
+	p, pid := startGrandchild(t, e, "lock", "/wd-guard")
+	pgid, err := syscall.Getpgid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil { // the group's leader: the watchdog
+		t.Fatal(err)
+	}
+	if code := p.wait(10 * time.Second); code != exitFailure || !strings.Contains(p.stderr.String(), "watchdog process was killed") {
+		t.Fatalf("exit %d, stderr %q", code, p.stderr.String())
+	}
+	waitDead(t, pid, time.Second)
+}
