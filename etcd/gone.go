@@ -46,37 +46,6 @@ func (c *conn) knownGone(n baton.Node) bool {
 	return g.present[n.Path] != n.Token
 }
 
-// readAtLeast reads key from the member we talk to without a raft round
-// trip (a serializable read), and again linearizably if that member had not
-// yet applied revision rev. Once a key created by rev is absent at a later
-// revision it is gone for good, so a serializable answer at or after rev is
-// as good as a linearizable one here.
-func (c *conn) readAtLeast(ctx context.Context, key string, rev int64, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	rctx, cancel := c.withLife(ctx)
-	defer cancel()
-	resp, err := c.cli.Get(rctx, key, append(opts, clientv3.WithSerializable())...)
-	if err == nil && resp.Header.Revision >= rev {
-		c.saw(resp.Header.Revision)
-		return resp, nil
-	}
-	resp, err = c.cli.Get(rctx, key, opts...)
-	if err != nil {
-		return nil, c.fail(ctx, "get "+key, err)
-	}
-	c.saw(resp.Header.Revision)
-	return resp, nil
-}
-
-// saw records that the store had reached revision rev.
-func (c *conn) saw(rev int64) {
-	for {
-		old := c.seen.Load()
-		if rev <= old || c.seen.CompareAndSwap(old, rev) {
-			return
-		}
-	}
-}
-
 // listedBefore reports whether we hold a listing of n's directory that
 // covers n (and showed it present).
 func (c *conn) listedBefore(n baton.Node) bool {
