@@ -2,10 +2,29 @@ package batontest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton"
 )
+
+// Hold stays inside a critical section for a random 0–2 ms, leaving early
+// if l ends (nil: the full time). A section of zero width can hide an
+// overlap: the next holder may enter only after this one has left.
+func Hold(l *baton.Lease) {
+	t := time.NewTimer(time.Duration(rand.IntN(2001)) * time.Microsecond)
+	defer t.Stop()
+	var done <-chan struct{}
+	if l != nil {
+		done = l.Done()
+	}
+	select {
+	case <-t.C:
+	case <-done:
+	}
+}
 
 // Checker records critical sections and finds overlaps and fencing-token
 // regressions. It is safe for concurrent use.

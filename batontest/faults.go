@@ -45,7 +45,9 @@ func testMutexCreateReplyLostMany(t *testing.T, h Harness) {
 					t.Errorf("client %d: Lock: %v", i, err)
 					return
 				}
-				chk.Leave(chk.Enter(i, l.Token()))
+				sp := chk.Enter(i, l.Token())
+				Hold(l)
+				chk.Leave(sp)
 				if err := m.Unlock(ctx); err != nil {
 					t.Errorf("client %d: Unlock: %v", i, err)
 					return

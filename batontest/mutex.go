@@ -106,6 +106,7 @@ func testMutexExclusion(t *testing.T, h Harness) {
 					return
 				}
 				sp := chk.Enter(i, l.Token())
+				Hold(l)
 				chk.Leave(sp)
 				if err := m.Unlock(ctx); err != nil {
 					t.Errorf("client %d unlock: %v", i, err)

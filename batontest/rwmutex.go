@@ -3,7 +3,6 @@ package batontest
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -90,14 +89,15 @@ func testRWMutexExclusion(t *testing.T, h Harness) {
 			for c := range cycles {
 				write := (i+c)%3 == 0
 				if write {
-					if _, err := m.Lock(ctx); err != nil {
+					l, err := m.Lock(ctx)
+					if err != nil {
 						t.Errorf("client %d Lock: %v", i, err)
 						return
 					}
 					if writers.Add(1) != 1 || readers.Load() != 0 {
 						bad.Add(1)
 					}
-					runtime.Gosched()
+					Hold(l)
 					if readers.Load() != 0 {
 						bad.Add(1)
 					}
@@ -108,12 +108,13 @@ func testRWMutexExclusion(t *testing.T, h Harness) {
 					}
 					continue
 				}
-				if _, err := m.RLock(ctx); err != nil {
+				l, err := m.RLock(ctx)
+				if err != nil {
 					t.Errorf("client %d RLock: %v", i, err)
 					return
 				}
 				readers.Add(1)
-				runtime.Gosched()
+				Hold(l)
 				if writers.Load() != 0 {
 					bad.Add(1)
 				}

@@ -3,7 +3,6 @@ package batontest
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,7 +50,7 @@ func testSemaphoreLimit(t *testing.T, h Harness) {
 				}
 				entries.Add(1)
 				tokens <- l.Token()
-				runtime.Gosched()
+				Hold(l)
 				inside.Add(-1)
 				if err := sem.Release(ctx, l); err != nil {
 					t.Errorf("client %d Release: %v", i, err)

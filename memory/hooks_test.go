@@ -57,7 +57,9 @@ func TestDelayedWatches(t *testing.T) {
 				return
 			}
 			order <- i
-			chk.Leave(chk.Enter(i, l.Token()))
+			sp := chk.Enter(i, l.Token())
+			batontest.Hold(l)
+			chk.Leave(sp)
 			if err := m.Unlock(ctx); err != nil {
 				t.Errorf("client %d unlock: %v", i, err)
 			}
