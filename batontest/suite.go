@@ -20,6 +20,7 @@ var suite = []struct {
 	{"Mutex/TryLock", testMutexTryLock},
 	{"Mutex/Reentrant", testMutexReentrant},
 	{"Mutex/CancelLeavesNothing", testMutexCancel},
+	{"Mutex/CancelAtEveryStep", testMutexCancelAtEveryStep},
 	{"Mutex/CreateReplyLost", testMutexCreateReplyLost},
 	{"Mutex/CreateReplyLostMany", testMutexCreateReplyLostMany},
 	{"Mutex/LostBeforeOthersAcquire", testMutexLostFirst},
