@@ -12,12 +12,26 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/proxy"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
-func TestMain(m *testing.M) { os.Exit(zktest.Main(m)) }
+// TestMain runs the tests on a shared server, then fails the package if
+// a goroutine outlives them: every session's goroutines (ours and the
+// client library's) end with Close.
+func TestMain(m *testing.M) {
+	code := zktest.Main(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines outlive the tests:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // testTTL is the default session timeout in tests: expiry takes about two
 // seconds on the test server's 100 ms tick. Shorter sessions get lost

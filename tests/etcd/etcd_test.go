@@ -13,6 +13,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"go.uber.org/goleak"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/etcd/embedded"
@@ -24,8 +26,18 @@ import (
 // test binary does not run the server under the race detector too.
 var srv *etcdtest.Server
 
+// TestMain runs the tests on a shared server and, once it has stopped,
+// fails the package if a goroutine outlives them: every session's
+// (the keepalive loop, watches, abandoned requests) ends with Close.
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	code := runMain(m)
+	if code == 0 {
+		if err := goleak.Find(leakOptions...); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines outlive the tests:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 func runMain(m *testing.M) int {
@@ -43,6 +55,9 @@ func runMain(m *testing.M) int {
 	defer srv.Stop()
 	return m.Run()
 }
+
+// leakOptions are the goroutines goleak may find that are not ours.
+var leakOptions []goleak.Option
 
 func server(testing.TB) *etcdtest.Server { return srv }
 
