@@ -122,11 +122,41 @@ func waitTurn(ctx context.Context, c Conn, dir string, kids []Node, me Node, blo
 }
 
 // removeNode deletes n after a failed or cancelled wait, even when ctx is
-// already done.
+// already done. It waits up to cleanupTimeout; if the store cannot be
+// reached in that time (a cut connection), it goes on trying in the
+// background until the node is gone or the session ends: a node left
+// behind would stall every waiter queued after it for the session's life.
 func removeNode(ctx context.Context, c Conn, n Node) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx = context.WithoutCancel(ctx)
+	if deleteWithin(ctx, c, n) {
+		return
+	}
+	go func() {
+		delay := cleanupRetry
+		for !deleteWithin(ctx, c, n) {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-c.Done():
+				t.Stop()
+				return
+			}
+			delay = min(2*delay, cleanupTimeout)
+		}
+	}()
+}
+
+// cleanupRetry is the first pause between removeNode's background tries.
+const cleanupRetry = 100 * time.Millisecond
+
+// deleteWithin deletes n within cleanupTimeout, and reports whether that
+// settled it: deleted (or gone), or the session is over (its ephemeral
+// nodes go with it).
+func deleteWithin(ctx context.Context, c Conn, n Node) bool {
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
-	_ = c.Delete(ctx, n)
+	err := c.Delete(ctx, n)
+	return err == nil || IsSessionGone(err) || c.Err() != nil
 }
 
 // prevOfKinds returns a blockerFunc that waits for the nearest earlier node
