@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/etcd/embedded"
+	"github.com/batonhq/baton/internal/freeport"
 )
 
 // server is one store server this program started.
@@ -21,16 +22,6 @@ type server struct {
 	name string
 	addr string // host:port clients use
 	stop func()
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // startProc starts a server process in its own process group, logging to
@@ -83,7 +74,7 @@ func startZK(base string) (*server, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
@@ -146,11 +137,11 @@ func startDebianEtcd(base string) (*server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cp, err := freePort()
+	cp, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
-	pp, err := freePort()
+	pp, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +186,7 @@ func startRedis(base string, i int) (*server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -26,27 +27,13 @@ type ensemble struct {
 	exited [3]chan struct{}
 }
 
-func freePorts(t *testing.T, n int) []int {
-	var ls []net.Listener
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range ls {
-		ln.Close()
-	}
-	return ports
-}
-
 func startEnsemble(t *testing.T) *ensemble {
 	zktest.Require(t)
 	e := &ensemble{t: t, dir: t.TempDir()}
-	ports := freePorts(t, 9)
+	ports, err := freeport.Ports(9)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var servers []string
 	for i := range 3 {
 		e.client[i] = ports[i]

@@ -3,13 +3,13 @@ package zk
 import (
 	"context"
 	"errors"
-	"net"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/zktest"
 	gozk "github.com/go-zookeeper/zk"
 )
@@ -451,12 +451,10 @@ func FuzzCheckPath(f *testing.F) {
 // Open gives up with ctx when no server answers, and leaves nothing
 // running behind.
 func TestOpenNoServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr() // nothing listens there
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

@@ -1,23 +1,21 @@
 package main
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/proxy"
 )
 
 // closedPort returns a loopback address nobody listens on.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
 	return addr
 }
 

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/testenv"
 )
 
@@ -51,11 +50,11 @@ func StartBinary(t testing.TB, path string) *Binary {
 // StartExecutable runs the etcd executable at path with data in dir on
 // free loopback ports (fast raft timings), and returns once it serves.
 func StartExecutable(ctx context.Context, path, dir string) (*Binary, error) {
-	client, err := freeAddr()
+	client, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
-	peer, err := freeAddr()
+	peer, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +130,6 @@ func (b *Binary) Stop() {
 		_ = b.cmd.Process.Kill()
 	}
 	<-b.waited
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("etcdtest: free port: %w", err)
-	}
-	defer l.Close()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port)), nil
 }
 
 type lockedBuffer struct {

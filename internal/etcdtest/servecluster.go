@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/proxy"
 )
 
@@ -63,11 +64,11 @@ func StartServeCluster(t testing.TB, n int) *ServeCluster {
 	}
 	var parts []string
 	for i := range n {
-		client, err := freeAddr()
+		client, err := freeport.Addr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		peer, err := freeAddr()
+		peer, err := freeport.Addr()
 		if err != nil {
 			t.Fatal(err)
 		}

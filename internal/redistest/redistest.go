@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/testenv"
 )
 
@@ -75,7 +76,7 @@ func Start(t testing.TB, cfg Config) *Server {
 		}
 	}
 	for range 5 { // a free port may be taken between probe and bind
-		s.port, err = freePort()
+		s.port, err = freeport.Port()
 		if err != nil {
 			continue
 		}
@@ -229,15 +230,6 @@ func (s *Server) start(bin string) error {
 	s.cmd, s.done, s.log = cmd, done, lw
 	s.mu.Unlock()
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // logWriter keeps the end of the server's log and closes ready when the

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/testenv"
 )
 
@@ -148,7 +149,7 @@ func start(dir string, cfg config) (*Server, error) {
 }
 
 func startOnce(dir string, attempt int, c config) (*Server, error) {
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func startOnce(dir string, attempt int, c config) (*Server, error) {
 	classpath := Classpath()
 	var secure string
 	if c.tls != nil {
-		sport, err := freePort()
+		sport, err := freeport.Port()
 		if err != nil {
 			return nil, err
 		}
@@ -251,15 +252,6 @@ func (s *Server) logTail() string {
 		b = b[len(b)-4000:]
 	}
 	return string(b)
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Addr is the client address, host:port on loopback.
