@@ -220,3 +220,56 @@ func redisPing(addr string) error {
 	}
 	return nil
 }
+
+// startServeCluster runs a three-member cluster of `baton serve` processes
+// (the baton binary bin, default raft timings and fsync) and returns once
+// every member is healthy.
+func startServeCluster(base, bin string) ([]*server, error) {
+	if bin == "" {
+		return nil, fmt.Errorf("serve3 needs the baton binary")
+	}
+	type member struct{ name, client, peer string }
+	var ms []member
+	var initial []string
+	for i := range 3 {
+		cp, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pp, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		m := member{fmt.Sprintf("n%d", i+1), fmt.Sprintf("127.0.0.1:%d", cp), fmt.Sprintf("127.0.0.1:%d", pp)}
+		ms = append(ms, m)
+		initial = append(initial, m.name+"="+m.peer)
+	}
+	var servers []*server
+	fail := func(err error) ([]*server, error) {
+		for _, s := range servers {
+			s.stop()
+		}
+		return nil, err
+	}
+	for _, m := range ms {
+		dir := filepath.Join(base, "serve3-"+m.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fail(err)
+		}
+		stop, err := startProc(dir, "baton-serve", bin, "serve", "--name", m.name, "--data-dir", filepath.Join(dir, "data"),
+			"--listen", m.client, "--listen-peer", m.peer, "--initial-cluster", strings.Join(initial, ","))
+		if err != nil {
+			return fail(err)
+		}
+		servers = append(servers, &server{name: "baton serve " + m.name, addr: m.client, stop: stop})
+	}
+	for _, m := range ms {
+		if err := waitFor(60*time.Second, func() error {
+			_, err := httpHealth("http://" + m.client)
+			return err
+		}); err != nil {
+			return fail(fmt.Errorf("baton serve %s on %s: %w", m.name, m.client, err))
+		}
+	}
+	return servers, nil
+}

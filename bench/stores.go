@@ -58,6 +58,19 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 		eps := []string{"http://" + servers[0].addr}
 		rawURL = "etcd://" + servers[0].addr
 		peer = bench.Target{Impl: "concurrency.Mutex", Factory: etcdMutexFactory{eps}, Probe: bench.EtcdProbe{URLs: eps}}
+	case "serve3":
+		ss, err := startServeCluster(base, p.batonBin)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, ss...)
+		var eps, hosts []string
+		for _, s := range ss {
+			logf("%s: %s on %s", st, s.name, s.addr)
+			eps, hosts = append(eps, "http://"+s.addr), append(hosts, s.addr)
+		}
+		rawURL = "etcd://" + strings.Join(hosts, ",")
+		peer = bench.Target{Impl: "concurrency.Mutex", Factory: etcdMutexFactory{eps}, Probe: bench.EtcdProbe{URLs: eps}}
 	case "redis", "redlock5":
 		n := 1
 		if st == "redlock5" {
@@ -172,6 +185,12 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 		relay := bench.Target{Impl: "relay floor", Store: st, Factory: &bench.EtcdRelay{Endpoints: urls}}
 		layout := bench.Target{Impl: "layout floor", Store: st, Factory: &bench.EtcdLayoutFloor{Endpoints: urls}}
 		contenders = append([]bench.Target{relay, layout}, impls...)
+		// etcd's own server-side lock over its HTTP gateway, as a
+		// program in any language takes it (docs/any-language.md).
+		if gw, err := bench.GatewayTarget(u); err == nil {
+			gw.Store = st
+			contenders = append(contenders, gw)
+		}
 	}
 	for _, n := range p.sweep {
 		if n == 8 {
