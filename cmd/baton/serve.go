@@ -28,7 +28,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	fs := m.newFlags("serve", serveSynopsis, nil, false)
 	dir := fs.String("data-dir", "default.etcd", "where the server keeps its data (default for a member: NAME.etcd)")
 	listen := fs.String("listen", "127.0.0.1:2379", "client `host:port` (port 0 picks a free one)")
-	cert := fs.String("tls-cert", "", "server certificate PEM `FILE`: serve clients over TLS only (etcds://)")
+	cert := fs.String("tls-cert", "", "server certificate PEM `FILE`: serve clients over TLS only (etcds://); SIGHUP reloads the TLS files")
 	key := fs.String("tls-key", "", "PEM `FILE` of the server certificate's key")
 	clientCA := fs.String("tls-client-ca", "", "require client certificates signed by a CA in this PEM `FILE`")
 	auth := fs.Bool("auth", false, "turn on etcd authentication: user root, password from $BATON_AUTH_PASSWORD")

@@ -26,7 +26,7 @@ type serveCluster struct {
 func addServeCluster(fs *flagSet) *serveCluster {
 	c := &serveCluster{}
 	fs.StringVar(&c.name, "name", "", "this member's `NAME` in a cluster")
-	fs.StringVar(&c.listenPeer, "listen-peer", "", "peer `host:port` the other members reach this one at (default: NAME's in --initial-cluster)")
+	fs.StringVar(&c.listenPeer, "listen-peer", "", "peer `host:port` this member listens on (default: --advertise-peer, or NAME's in --initial-cluster or --cluster)")
 	fs.StringVar(&c.advertise, "advertise-peer", "", "peer `host:port` the other members reach this one at, if not --listen-peer (a NAT, a proxy)")
 	fs.StringVar(&c.initial, "initial-cluster", "", "a new cluster's members, `NAME=host:port,…` (peer addresses), this one included")
 	fs.StringVar(&c.file, "cluster", "", "cluster `FILE`: one member a line, NAME PEER-host:port CLIENT-host:port; with --name, sets --listen, --listen-peer and --initial-cluster")
