@@ -52,6 +52,15 @@ func (c *stepConn) WaitGone(ctx context.Context, n baton.Node) error {
 	return c.Conn.WaitGone(ctx, n)
 }
 
+// WaitChildren is the "wait" step of a recipe that waits on a listing
+// (Semaphore), as WaitGone.
+func (c *stepConn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
+	if c.step == "wait" {
+		go c.once.Do(c.hook)
+	}
+	return c.Conn.WaitChildren(ctx, dir, since)
+}
+
 // stepLister is stepConn over a backend that creates and lists in one
 // request: both steps are that request.
 type stepLister struct{ *stepConn }
@@ -74,17 +83,62 @@ func withStep(s *baton.Session, step string, hook func()) *baton.Session {
 	return baton.NewSession(sc)
 }
 
+// acquirer is one recipe's acquire and release, on a session, for the
+// cancel tests.
+type acquirer struct {
+	dirs func(name string) []string // where its nodes live
+	make func(s *baton.Session, name string) (acquire func(context.Context) (*baton.Lease, error), release func(context.Context, *baton.Lease) error)
+}
+
+var (
+	mutexAcquirer = acquirer{
+		dirs: func(name string) []string { return []string{name} },
+		make: func(s *baton.Session, name string) (func(context.Context) (*baton.Lease, error), func(context.Context, *baton.Lease) error) {
+			m := baton.NewMutex(s, name)
+			return m.Lock, func(ctx context.Context, _ *baton.Lease) error { return m.Unlock(ctx) }
+		},
+	}
+	rwMutexAcquirer = acquirer{
+		dirs: func(name string) []string { return []string{name} },
+		make: func(s *baton.Session, name string) (func(context.Context) (*baton.Lease, error), func(context.Context, *baton.Lease) error) {
+			m := baton.NewRWMutex(s, name)
+			return m.Lock, func(ctx context.Context, _ *baton.Lease) error { return m.Unlock(ctx) }
+		},
+	}
+	semaphoreAcquirer = acquirer{
+		dirs: func(name string) []string { return []string{baton.Join(name, "locks"), baton.Join(name, "leases")} },
+		make: func(s *baton.Session, name string) (func(context.Context) (*baton.Lease, error), func(context.Context, *baton.Lease) error) {
+			m := baton.NewSemaphore(s, name, 1)
+			return m.Acquire, m.Release
+		},
+	}
+)
+
 // A Lock cancelled at any step of its acquisition (its node just created,
 // the line just listed, the wait begun), with or without its connection
 // cut at that moment, leaves no node behind and strands no waiter queued
 // behind it: once the holder releases, that waiter acquires.
 func testMutexCancelAtEveryStep(t *testing.T, h Harness) {
+	cancelAtEveryStep(t, h, mutexAcquirer, true)
+}
+
+// RWMutex.Lock, as Mutex.Lock.
+func testRWMutexCancelAtEveryStep(t *testing.T, h Harness) {
+	cancelAtEveryStep(t, h, rwMutexAcquirer, false)
+}
+
+// Semaphore.Acquire (of one permit), as Mutex.Lock.
+func testSemaphoreCancelAtEveryStep(t *testing.T, h Harness) {
+	cancelAtEveryStep(t, h, semaphoreAcquirer, false)
+}
+
+func cancelAtEveryStep(t *testing.T, h Harness, a acquirer, long bool) {
 	for _, step := range []string{"create", "list", "wait"} {
 		for _, cut := range []cutKind{noCut, briefCut, longCut} {
-			if cut == longCut && step != "wait" {
-				continue // one cleanup path for all steps, ~5 s each
+			if cut == longCut && (!long || step != "wait") {
+				continue // one cleanup path for every step and recipe, ~5 s each
 			}
-			t.Run(step+cut.String(), func(t *testing.T) { cancelAtStep(t, h, step, cut) })
+			t.Run(step+cut.String(), func(t *testing.T) { cancelAtStep(t, h, a, step, cut) })
 		}
 	}
 }
@@ -104,12 +158,23 @@ func (k cutKind) String() string { return [...]string{"", "+cut", "+longcut"}[k]
 // session's TTL, so the session survives it.
 const cutFor = 200 * time.Millisecond
 
-func cancelAtStep(t *testing.T, h Harness, step string, cut cutKind) {
+// nodesIn counts the nodes in dirs.
+func nodesIn(t *testing.T, h Harness, dirs []string) int {
+	n := 0
+	for _, d := range dirs {
+		n += len(children(t, h, d))
+	}
+	return n
+}
+
+func cancelAtStep(t *testing.T, h Harness, a acquirer, step string, cut cutKind) {
 	ctx := testCtx(t)
 	name := h.Path(t)
+	dirs := a.dirs(name)
 	ss := sessions(t, h, 3)
-	holder := baton.NewMutex(ss[0], name)
-	if _, err := holder.Lock(ctx); err != nil {
+	hold, release := a.make(ss[0], name)
+	held, err := hold(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	lctx, cancel := context.WithCancel(ctx)
@@ -117,16 +182,18 @@ func cancelAtStep(t *testing.T, h Harness, step string, cut cutKind) {
 	waiter := make(chan error, 1)
 	var heal func()
 	hook := func() {
-		// Queue a waiter behind the cancelled contender, then cancel.
+		// Queue a waiter behind the cancelled contender (the only other
+		// one making nodes now), then cancel.
+		before := nodesIn(t, h, dirs)
 		go func() {
-			m := baton.NewMutex(ss[2], name)
-			_, err := m.Lock(ctx)
+			acquire, release := a.make(ss[2], name)
+			l, err := acquire(ctx)
 			if err == nil {
-				err = m.Unlock(ctx)
+				err = release(ctx, l)
 			}
 			waiter <- err
 		}()
-		if !waitFor(30*time.Second, func() bool { return lockNodes(t, h, name) == 3 }) {
+		if !waitFor(30*time.Second, func() bool { return nodesIn(t, h, dirs) > before }) {
 			t.Error("the waiter never queued")
 		}
 		switch cut {
@@ -137,25 +204,21 @@ func cancelAtStep(t *testing.T, h Harness, step string, cut cutKind) {
 		}
 		cancel()
 	}
-	l, err := baton.NewMutex(withStep(ss[1], step, hook), name).Lock(lctx)
+	acquire, _ := a.make(withStep(ss[1], step, hook), name)
+	l, err := acquire(lctx)
 	if heal != nil {
 		heal()
 	}
 	switch {
 	case err == nil:
-		// Cancelled after it was already first in line: it holds. It
-		// cannot, here: the holder holds.
-		t.Fatalf("Lock cancelled at %s acquired %d while the holder holds", step, l.Token())
+		t.Fatalf("cancelled at %s, it acquired %d while the holder holds", step, l.Token())
 	case !errors.Is(err, context.Canceled):
-		t.Fatalf("Lock cancelled at %s: %v, want context.Canceled", step, err)
+		t.Fatalf("cancelled at %s: %v, want context.Canceled", step, err)
 	}
 	if ss[1].Err() != nil {
 		t.Fatalf("the cancelled contender's session ended: %v", ss[1].Err())
 	}
-	if !waitFor(30*time.Second, func() bool { return lockNodes(t, h, name) == 2 }) {
-		t.Fatalf("%d lock nodes after a Lock cancelled at %s, want the holder's and the waiter's", lockNodes(t, h, name), step)
-	}
-	if err := holder.Unlock(ctx); err != nil {
+	if err := release(ctx, held); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -164,9 +227,11 @@ func cancelAtStep(t *testing.T, h Harness, step string, cut cutKind) {
 			t.Fatalf("waiter: %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the waiter behind a Lock cancelled at %s is stuck", step)
+		t.Fatalf("the waiter behind a contender cancelled at %s is stuck", step)
 	}
-	if n := lockNodes(t, h, name); n != 0 {
-		t.Fatalf("%d lock nodes left", n)
+	// Everyone is done and the contender's session lives on: any node
+	// left is its orphan.
+	if !waitFor(30*time.Second, func() bool { return nodesIn(t, h, dirs) == 0 }) {
+		t.Fatalf("%d nodes left by a contender cancelled at %s", nodesIn(t, h, dirs), step)
 	}
 }
