@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+
+	"github.com/batonhq/baton/internal/handle"
 )
 
 // Election is leader election among the clients sharing its name: the
@@ -26,13 +27,8 @@ type Election struct {
 	s    *Session
 	name string
 
-	turn chan struct{} // serialises Campaigns on this handle
-
-	mu    sync.Mutex
-	node  Node
-	lease *Lease
-	end   func(error)
-	stop  context.CancelFunc // stops the watch on our node
+	gate handle.Gate // one Campaign at a time on this handle
+	held nodeHeld    // our leadership (one level)
 }
 
 // LeaderEvent is one observation of an election's leader.
@@ -49,22 +45,11 @@ func (e LeaderEvent) HasLeader() bool { return e.Node.Path != "" }
 // NewElection returns an election on name (a ZooKeeper path, an etcd
 // prefix). It does no I/O.
 func NewElection(s *Session, name string) *Election {
-	return &Election{s: s, name: name, turn: make(chan struct{}, 1)}
+	return &Election{s: s, name: name}
 }
 
 // Name is the election's name on the store.
 func (e *Election) Name() string { return e.name }
-
-func (e *Election) enter(ctx context.Context) error {
-	select {
-	case e.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (e *Election) leave() { <-e.turn }
 
 var isCandidate = prevOfKinds(KindLatch, KindLock)
 
@@ -83,12 +68,15 @@ func candidate(n Node) bool { return n.Kind == KindLatch || n.Kind == KindLock }
 // would lead beside us), our node is removed and an error wrapping
 // ErrIncompatible is returned.
 func (e *Election) Campaign(ctx context.Context, value []byte) error {
-	if err := e.enter(ctx); err != nil {
+	if err := e.gate.Enter(ctx); err != nil {
 		return err
 	}
-	defer e.leave()
-	if e.Lease() != nil {
+	defer e.gate.Leave()
+	if _, l, ok := e.held.Current(); ok && l.Err() == nil {
 		return e.proclaim(ctx, value)
+	}
+	if _, err := reenter(ctx, &e.held); err != nil {
+		return err
 	}
 	if err := e.s.Err(); err != nil {
 		return err
@@ -117,23 +105,10 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 		return err
 	}
 
-	l, end := NewLease(me.Path, me.Token)
-	l.watchSession(e.s)
-	wctx, stop := context.WithCancel(context.Background())
-	go func() {
-		// Our node vanishing (deleted by someone else, or the session
-		// ended) ends the leadership.
-		err := c.WaitGone(wctx, me)
-		if wctx.Err() == nil {
-			if err == nil {
-				err = fmt.Errorf("our node %s is gone", me.Path)
-			}
-			end(fmt.Errorf("%w: %w", ErrLost, err))
-		}
-	}()
-	e.mu.Lock()
-	e.node, e.lease, e.end, e.stop = me, l, end, stop
-	e.mu.Unlock()
+	// Our node vanishing (deleted by someone else, or the session ended)
+	// ends the leadership.
+	h := holdNode(e.s, e.name, me)
+	e.held.Take(h, h.lease)
 	return nil
 }
 
@@ -157,33 +132,34 @@ func confirmOwner(ctx context.Context, c Conn, me Node) error {
 }
 
 // Lease returns the lease of our current leadership, or nil when we do not
-// lead. Its Done is closed when the leadership ends (Resign or loss).
+// lead. Its Done is closed when the leadership ends (Resign or loss); its
+// Key is the election's name.
 func (e *Election) Lease() *Lease {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lease
+	if _, l, ok := e.held.Current(); ok {
+		return l
+	}
+	return nil
 }
 
-// Resign gives up leadership: our node is deleted, so the next candidate
-// leads, and our lease ends. Without a leadership it returns ErrNotHeld
-// (to withdraw a Campaign still waiting, cancel its ctx); after a loss, an
+// Node returns our candidate node while we lead (or until Resign after a
+// loss), and false otherwise.
+func (e *Election) Node() (Node, bool) {
+	h, _, ok := e.held.Current()
+	if !ok {
+		return Node{}, false
+	}
+	return h.node, true
+}
+
+// Resign gives up leadership: our lease ends and our node is deleted, so
+// the next candidate leads, even when ctx is already done (the delete runs
+// detached from ctx, bounded by the session TTL). If the delete fails while
+// the session lives, Resign returns its error and we still hold the node:
+// call Resign again. Without a leadership it returns ErrNotHeld (to
+// withdraw a Campaign still waiting, cancel its ctx); after a loss, an
 // error wrapping ErrLost.
 func (e *Election) Resign(ctx context.Context) error {
-	e.mu.Lock()
-	node, l, end, stop := e.node, e.lease, e.end, e.stop
-	e.node, e.lease, e.end, e.stop = Node{}, nil, nil, nil
-	e.mu.Unlock()
-	if l == nil {
-		return ErrNotHeld
-	}
-	lost := l.Err()
-	end(ErrNotHeld)
-	stop()
-	err := e.s.conn.Delete(ctx, node)
-	if lost != nil {
-		return lost
-	}
-	return err
+	return release(ctx, &e.held)
 }
 
 // Proclaim replaces our value while we lead, guarded by our node: it is
@@ -195,19 +171,17 @@ func (e *Election) Proclaim(ctx context.Context, value []byte) error {
 }
 
 func (e *Election) proclaim(ctx context.Context, value []byte) error {
-	e.mu.Lock()
-	node, l, end := e.node, e.lease, e.end
-	e.mu.Unlock()
-	if l == nil {
+	h, l, ok := e.held.Current()
+	if !ok {
 		return ErrNotHeld
 	}
 	if err := l.Err(); err != nil {
 		return err
 	}
-	err := e.s.conn.Commit(ctx, node, Op{Kind: OpSet, Node: node, Data: value})
+	err := e.s.conn.Commit(ctx, h.node, Op{Kind: OpSet, Node: h.node, Data: value})
 	if errors.Is(err, ErrGuard) {
-		err = fmt.Errorf("%w: %w", ErrLost, err)
-		end(err)
+		err = fmt.Errorf("%w: %w: %w", ErrLost, ErrRevoked, err)
+		h.end(err)
 	}
 	return err
 }

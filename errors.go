@@ -1,6 +1,10 @@
 package baton
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/batonhq/baton/internal/handle"
+)
 
 // Sentinel errors returned by the recipes and backends. Compare with
 // errors.Is: they are usually wrapped with more context.
@@ -10,11 +14,15 @@ var (
 	ErrLocked = errors.New("baton: already held by another")
 	// ErrNotHeld is returned by Unlock (and other release calls) when the
 	// caller holds nothing.
-	ErrNotHeld = errors.New("baton: not held")
+	ErrNotHeld = handle.ErrNotHeld
 	// ErrLost is returned (and reported by Lease.Err) when a hold may have
 	// been lost: the session ended, or our node vanished. Another client may
 	// hold the lock now.
 	ErrLost = errors.New("baton: lock lost")
+	// ErrRevoked is the cause of a loss (reported together with ErrLost)
+	// when our node was removed by someone else while we held it: an
+	// operator, another identity, a tool such as `etcdctl del`.
+	ErrRevoked = errors.New("baton: node removed by another")
 	// ErrSessionExpired means the server expired the session: every
 	// ephemeral node it owned is gone.
 	ErrSessionExpired = errors.New("baton: session expired")

@@ -1,87 +1,25 @@
 package baton
 
-import (
-	"context"
-	"fmt"
-	"sync"
-)
+import "github.com/batonhq/baton/internal/handle"
 
-// Lease is one acquisition of a lock-like recipe: it carries the fencing
-// token of that acquisition and signals when the hold may have been lost.
+// Lease is one acquisition of a lock-like recipe (Mutex, RWMutex,
+// Semaphore, Election, and the redis package's locks): it carries the
+// fencing token of that acquisition and signals when the hold may have been
+// lost.
 //
-// Done is closed when the lease ends: released by its holder (Err is then
-// ErrNotHeld) or lost (Err wraps ErrLost, and the session error when the
-// session ended). It is closed no later than the moment another client
-// could acquire the same lock, so work guarded by the lease should stop
-// when Done closes.
-type Lease struct {
-	key   string
-	token int64
-
-	once sync.Once
-	done chan struct{}
-	mu   sync.Mutex
-	err  error
-}
-
-// NewLease returns a live lease for key with the given fencing token, and
-// the function that ends it with a cause (ErrNotHeld for a release, an
-// error wrapping ErrLost for a loss). Only the first call of end counts.
-// Backends outside this package use it to build their handles.
-func NewLease(key string, token int64) (*Lease, func(error)) {
-	l := &Lease{key: key, token: token, done: make(chan struct{})}
-	return l, l.end
-}
-
-func (l *Lease) end(err error) {
-	l.once.Do(func() {
-		l.mu.Lock()
-		l.err = err
-		l.mu.Unlock()
-		close(l.done)
-	})
-}
-
-// watchSession ends the lease as lost when the session ends first.
-func (l *Lease) watchSession(s *Session) {
-	go func() {
-		select {
-		case <-s.Done():
-			l.end(fmt.Errorf("%w: %w", ErrLost, s.Err()))
-		case <-l.done:
-		}
-	}()
-}
-
-// Key is the lock's name (path or key) on the store.
-func (l *Lease) Key() string { return l.key }
-
-// Token is the fencing token of this acquisition: strictly greater than the
-// token of every earlier acquisition of the same lock. Pass it to the
-// resource you protect and have it reject writes with a lower token.
-func (l *Lease) Token() int64 { return l.token }
-
-// Done is closed when the lease is released or lost.
-func (l *Lease) Done() <-chan struct{} { return l.done }
-
-// Err is nil while the lease is held, ErrNotHeld after a release, and an
-// error wrapping ErrLost after a loss.
-func (l *Lease) Err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.err
-}
-
-// Context returns a copy of parent that is cancelled when the lease ends,
-// with the lease's error as its cause.
-func (l *Lease) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		select {
-		case <-l.done:
-			cancel(l.Err())
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() { cancel(context.Canceled) }
-}
+// Its methods:
+//
+//   - Key is the lock's name, as the recipe was made with it.
+//   - Token is the fencing token: strictly greater than the token of every
+//     earlier acquisition of the same lock. Pass it to the resource you
+//     protect and have it reject writes with a lower token.
+//   - Done is closed when the lease ends: released by its holder (Err is
+//     then ErrNotHeld) or lost (Err wraps ErrLost: with the session's error
+//     when the session ended, with ErrRevoked when someone else removed our
+//     node). It is closed no later than the moment another client could
+//     acquire the same lock, so work guarded by the lease should stop when
+//     Done closes.
+//   - Err is nil while the lease is held, then says why it ended.
+//   - Context(parent) returns a copy of parent cancelled when the lease
+//     ends, with the lease's error as its cause.
+type Lease = handle.Lease

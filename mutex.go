@@ -2,7 +2,8 @@ package baton
 
 import (
 	"context"
-	"sync"
+
+	"github.com/batonhq/baton/internal/handle"
 )
 
 // Mutex is a distributed exclusive lock: the seeds' lock without herd
@@ -24,50 +25,23 @@ type Mutex struct {
 	s    *Session
 	name string
 
-	turn chan struct{} // serialises Lock/TryLock/Unlock on this handle
-
-	mu    sync.Mutex
-	node  Node
-	count int
-	lease *Lease
-	end   func(error)
+	gate handle.Gate // one call at a time on this handle
+	held nodeHeld
 }
 
 // NewMutex returns a mutex on name (a ZooKeeper path, an etcd prefix). It
 // does no I/O.
 func NewMutex(s *Session, name string) *Mutex {
-	return &Mutex{s: s, name: name, turn: make(chan struct{}, 1)}
+	return &Mutex{s: s, name: name}
 }
 
 // Name is the lock's name on the store.
 func (m *Mutex) Name() string { return m.name }
 
-func (m *Mutex) enter(ctx context.Context) error {
-	select {
-	case m.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (m *Mutex) leave() { <-m.turn }
-
-// reenter returns the current lease with its count raised, if this handle
-// holds the lock and the lease is live.
-func (m *Mutex) reenter() *Lease {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.count > 0 && m.lease.Err() == nil {
-		m.count++
-		return m.lease
-	}
-	return nil
-}
-
 // Lock acquires the lock, waiting in line as long as ctx allows. It returns
 // the lease of this acquisition, whose Token is the fencing token and whose
-// Done signals a loss.
+// Done signals a loss: the session ending, or our node removed by someone
+// else (Err then wraps ErrLost and ErrRevoked).
 //
 // If ctx ends first, our node is removed and ctx.Err() is returned; nothing
 // is left behind. If the session is lost while waiting, Lock returns
@@ -83,12 +57,12 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 }
 
 func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
-	if err := m.enter(ctx); err != nil {
+	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer m.leave()
-	if l := m.reenter(); l != nil {
-		return l, nil
+	defer m.gate.Leave()
+	if l, err := reenter(ctx, &m.held); l != nil || err != nil {
+		return l, err
 	}
 	if err := m.s.Err(); err != nil {
 		return nil, err
@@ -104,49 +78,24 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, end := NewLease(m.name, me.Token)
-	l.watchSession(m.s)
-	m.mu.Lock()
-	m.node, m.count, m.lease, m.end = me, 1, l, end
-	m.mu.Unlock()
-	return l, nil
+	h := holdNode(m.s, m.name, me)
+	return m.held.Take(h, h.lease), nil
 }
 
-// Unlock releases one level of the lock. The last level deletes our node
-// (that incarnation only: never another holder's) and ends the lease.
+// Unlock releases one level of the lock. The last level ends the lease and
+// deletes our node (that incarnation only: never another holder's), even
+// when ctx is already done: the delete runs detached from ctx, bounded by
+// the session TTL. If the delete fails while the session lives, Unlock
+// returns its error and the handle still holds the node: call Unlock again.
 // Unlock without a hold returns ErrNotHeld. After a loss it returns an
 // error wrapping ErrLost, and still removes our node if the store has it.
 func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.enter(ctx); err != nil {
+	if err := m.gate.Enter(ctx); err != nil {
 		return err
 	}
-	defer m.leave()
-	m.mu.Lock()
-	if m.count == 0 {
-		m.mu.Unlock()
-		return ErrNotHeld
-	}
-	m.count--
-	if m.count > 0 {
-		m.mu.Unlock()
-		return nil
-	}
-	node, lease, end := m.node, m.lease, m.end
-	m.node, m.lease, m.end = Node{}, nil, nil
-	m.mu.Unlock()
-
-	lost := lease.Err()
-	err := m.s.conn.Delete(ctx, node)
-	end(ErrNotHeld)
-	if lost != nil {
-		return lost
-	}
-	return err
+	defer m.gate.Leave()
+	return release(ctx, &m.held)
 }
 
 // Held reports whether this handle holds the lock (its lease is live).
-func (m *Mutex) Held() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.count > 0 && m.lease.Err() == nil
-}
+func (m *Mutex) Held() bool { return m.held.Live() }

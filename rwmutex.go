@@ -3,7 +3,8 @@ package baton
 import (
 	"context"
 	"fmt"
-	"sync"
+
+	"github.com/batonhq/baton/internal/handle"
 )
 
 // RWMutex is a distributed reader/writer lock: the seeds' shared lock.
@@ -31,43 +32,19 @@ type RWMutex struct {
 	s    *Session
 	name string
 
-	turn chan struct{} // serialises calls on this handle
-
-	mu sync.Mutex
-	r  hold // read side
-	w  hold // write side
+	gate handle.Gate // one call at a time on this handle
+	r    nodeHeld    // read side
+	w    nodeHeld    // write side
 }
-
-// hold is one held side of a lock-like recipe: our node and the lease
-// handed out for it, re-entrant by count.
-type hold struct {
-	node  Node
-	count int
-	lease *Lease
-	end   func(error)
-}
-
-func (h *hold) live() bool { return h.count > 0 && h.lease.Err() == nil }
 
 // NewRWMutex returns a reader/writer lock on name (a ZooKeeper path, an
 // etcd prefix). It does no I/O.
 func NewRWMutex(s *Session, name string) *RWMutex {
-	return &RWMutex{s: s, name: name, turn: make(chan struct{}, 1)}
+	return &RWMutex{s: s, name: name}
 }
 
 // Name is the lock's name on the store.
 func (m *RWMutex) Name() string { return m.name }
-
-func (m *RWMutex) enter(ctx context.Context) error {
-	select {
-	case m.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (m *RWMutex) leave() { <-m.turn }
 
 // RLock acquires the lock for reading, waiting behind the nearest earlier
 // writer as long as ctx allows. It returns the lease of this acquisition,
@@ -100,7 +77,7 @@ func (m *RWMutex) TryLock(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, true, true)
 }
 
-func (m *RWMutex) side(write bool) *hold {
+func (m *RWMutex) side(write bool) *nodeHeld {
 	if write {
 		return &m.w
 	}
@@ -108,27 +85,21 @@ func (m *RWMutex) side(write bool) *hold {
 }
 
 func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) {
-	if err := m.enter(ctx); err != nil {
+	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer m.leave()
-	m.mu.Lock()
-	h := m.side(write)
-	if h.live() {
-		h.count++
-		l := h.lease
-		m.mu.Unlock()
-		return l, nil
+	defer m.gate.Leave()
+	held := m.side(write)
+	if l, err := reenter(ctx, held); l != nil || err != nil {
+		return l, err
 	}
-	if write && m.r.live() {
-		m.mu.Unlock()
+	if write && m.r.Live() {
 		return nil, fmt.Errorf("%w: %s", ErrUpgrade, m.name)
 	}
 	var own string // our own writer, which our reader does not wait for
-	if !write && m.w.live() {
-		own = m.w.node.Path
+	if h, l, ok := m.w.Current(); !write && ok && l.Err() == nil {
+		own = h.node.Path
 	}
-	m.mu.Unlock()
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}
@@ -148,12 +119,8 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) 
 	if err != nil {
 		return nil, err
 	}
-	l, end := NewLease(m.name, me.Token)
-	l.watchSession(m.s)
-	m.mu.Lock()
-	*h = hold{node: me, count: 1, lease: l, end: end}
-	m.mu.Unlock()
-	return l, nil
+	h := holdNode(m.s, m.name, me)
+	return held.Take(h, h.lease), nil
 }
 
 // exclusive reports whether n is a writer: an RWMutex writer, or a
@@ -174,10 +141,13 @@ func readerBlocker(own string) blockerFunc {
 	}
 }
 
-// RUnlock releases one level of the read lock; the last level deletes our
-// node and ends its lease. Without a read hold it returns ErrNotHeld; after
-// a loss, an error wrapping ErrLost (our node is still removed if the store
-// has it).
+// RUnlock releases one level of the read lock; the last level ends its
+// lease and deletes our node, even when ctx is already done (the delete
+// runs detached from ctx, bounded by the session TTL). If the delete fails
+// while the session lives, RUnlock returns its error and the handle still
+// holds the node: call RUnlock again. Without a read hold it returns
+// ErrNotHeld; after a loss, an error wrapping ErrLost (our node is still
+// removed if the store has it).
 func (m *RWMutex) RUnlock(ctx context.Context) error { return m.release(ctx, false) }
 
 // Unlock releases one level of the write lock, as RUnlock does for the read
@@ -185,44 +155,15 @@ func (m *RWMutex) RUnlock(ctx context.Context) error { return m.release(ctx, fal
 func (m *RWMutex) Unlock(ctx context.Context) error { return m.release(ctx, true) }
 
 func (m *RWMutex) release(ctx context.Context, write bool) error {
-	if err := m.enter(ctx); err != nil {
+	if err := m.gate.Enter(ctx); err != nil {
 		return err
 	}
-	defer m.leave()
-	m.mu.Lock()
-	h := m.side(write)
-	if h.count == 0 {
-		m.mu.Unlock()
-		return ErrNotHeld
-	}
-	h.count--
-	if h.count > 0 {
-		m.mu.Unlock()
-		return nil
-	}
-	old := *h
-	*h = hold{}
-	m.mu.Unlock()
-
-	lost := old.lease.Err()
-	err := m.s.conn.Delete(ctx, old.node)
-	old.end(ErrNotHeld)
-	if lost != nil {
-		return lost
-	}
-	return err
+	defer m.gate.Leave()
+	return release(ctx, m.side(write))
 }
 
 // RHeld reports whether this handle holds the read lock (its lease is live).
-func (m *RWMutex) RHeld() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.r.live()
-}
+func (m *RWMutex) RHeld() bool { return m.r.Live() }
 
 // Held reports whether this handle holds the write lock (its lease is live).
-func (m *RWMutex) Held() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.w.live()
-}
+func (m *RWMutex) Held() bool { return m.w.Live() }

@@ -30,19 +30,21 @@ type Semaphore struct {
 	n    int
 
 	mu   sync.Mutex
-	held map[*Lease]semHold
+	held map[*Lease]*semHold
 }
 
+// semHold is one lease of a Semaphore; freeing is set while a Release
+// gives it back.
 type semHold struct {
-	node Node
-	end  func(error)
+	*nodeHold
+	freeing bool
 }
 
 // NewSemaphore returns a semaphore of n permits on name (a ZooKeeper path,
 // an etcd prefix). It does no I/O. With n < 1, Acquire and TryAcquire
 // return an error wrapping ErrInvalidPermits.
 func NewSemaphore(s *Session, name string, n int) *Semaphore {
-	return &Semaphore{s: s, name: name, n: n, held: make(map[*Lease]semHold)}
+	return &Semaphore{s: s, name: name, n: n, held: make(map[*Lease]*semHold)}
 }
 
 // Name is the semaphore's name on the store.
@@ -88,23 +90,16 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
 		}
 	}
-	// A fresh Mutex per call: the Mutex is re-entrant per handle, and
-	// concurrent Acquires on one Semaphore must queue like strangers.
-	mu := NewMutex(m.s, m.locksDir())
-	var err error
-	if try {
-		_, err = mu.TryLock(ctx)
-	} else {
-		_, err = mu.Lock(ctx)
-	}
+	// The acquirers' line: each Acquire queues like a stranger, even
+	// several on one Semaphore. Holding the line's head is only a turn to
+	// look at the leases, so it needs no lease of its own.
+	turn, err := takeTurn(ctx, c, m.locksDir(), KindLock, m.s.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
+		return countKind(kids, KindLock) > 0
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		_ = mu.Unlock(ctx)
-	}()
+	defer removeNode(ctx, c, turn)
 
 	if err := checkSemaphoreLayout(ctx, c, m.name); err != nil {
 		return nil, err
@@ -140,32 +135,37 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 		}
 		return nil, err
 	}
-	l, end := NewLease(me.Path, me.Token)
-	l.watchSession(m.s)
+	h := holdNode(m.s, m.name, me)
 	m.mu.Lock()
-	m.held[l] = semHold{node: me, end: end}
+	m.held[h.lease] = &semHold{nodeHold: h}
 	m.mu.Unlock()
-	return l, nil
+	return h.lease, nil
 }
 
-// Release gives back a lease obtained from this Semaphore: its node is
-// deleted and the lease ends. A lease that is not held here (never was, or
-// already released) is ErrNotHeld. After a loss Release returns an error
-// wrapping ErrLost, and still removes the node if the store has it.
+// Release gives back a lease obtained from this Semaphore: the lease ends
+// and its node is deleted, even when ctx is already done (the delete runs
+// detached from ctx, bounded by the session TTL). If the delete fails while
+// the session lives, Release returns its error and the lease stays with
+// this Semaphore: call Release again. A lease that is not held here (never
+// was, already released, or being released by another call) is
+// ErrNotHeld. After a loss Release returns an error wrapping ErrLost, and
+// still removes the node if the store has it.
 func (m *Semaphore) Release(ctx context.Context, l *Lease) error {
 	m.mu.Lock()
 	h, ok := m.held[l]
-	delete(m.held, l)
-	m.mu.Unlock()
-	if !ok {
+	if !ok || h.freeing {
+		m.mu.Unlock()
 		return ErrNotHeld
 	}
-	lost := l.Err()
-	err := m.s.conn.Delete(ctx, h.node)
-	h.end(ErrNotHeld)
-	if lost != nil {
-		return lost
+	h.freeing = true
+	m.mu.Unlock()
+	over, err := h.free(ctx)
+	m.mu.Lock()
+	if over {
+		delete(m.held, l)
 	}
+	h.freeing = false
+	m.mu.Unlock()
 	return err
 }
 

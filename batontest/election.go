@@ -47,8 +47,11 @@ func testElectionBasic(t *testing.T, h Harness) {
 	if err != nil || string(val) != "a" {
 		t.Fatalf("Leader: %q, %v; want a", val, err)
 	}
-	if l := es[0].Lease(); l == nil || node.Path != l.Key() {
-		t.Fatalf("Leader node %s is not the leader's", node.Path)
+	if l := es[0].Lease(); l == nil || l.Key() != name {
+		t.Fatalf("leader's lease key %v, want the election's name %s", l, name)
+	}
+	if own, ok := es[0].Node(); !ok || own.Path != node.Path {
+		t.Fatalf("Leader node %s is not the leader's (%s)", node.Path, own.Path)
 	}
 	if err := es[0].Proclaim(ctx, []byte("a2")); err != nil {
 		t.Fatal(err)

@@ -137,51 +137,54 @@ func testMutexHerd(t *testing.T, h Harness) {
 	if _, err := m0.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *baton.Mutex, waiters)
+	got := make(chan int, waiters)
+	ms := make([]*baton.Mutex, waiters+1)
+	ms[0] = m0
 	for i := 1; i <= waiters; i++ {
+		ms[i] = baton.NewMutex(ss[i], name)
 		go func(i int) {
-			m := baton.NewMutex(ss[i], name)
-			if _, err := m.Lock(ctx); err != nil {
+			if _, err := ms[i].Lock(ctx); err != nil {
 				t.Errorf("waiter %d: %v", i, err)
-				got <- nil
+				got <- -1
 				return
 			}
-			got <- m
+			got <- i
 		}(i)
 	}
 	if !waitFor(20*time.Second, func() bool { return lockNodes(t, h, name) == waiters+1 }) {
 		t.Fatal("waiters never queued")
 	}
-	// Every waiter watches its predecessor; where the store can say how
-	// many watches are pending, wait until all are set so that every
-	// release must wake exactly one.
+	// Every waiter watches its predecessor, and the holder its own node;
+	// where the store can say how many watches are pending, wait until all
+	// are set so that every release must wake exactly one.
 	exact := h.PendingWatches != nil
-	if exact && !waitFor(20*time.Second, func() bool { return h.PendingWatches(t) >= waiters }) {
-		t.Fatalf("only %d of %d watches set", h.PendingWatches(t), waiters)
+	if exact && !waitFor(20*time.Second, func() bool { return h.PendingWatches(t) >= waiters+1 }) {
+		t.Fatalf("only %d of %d watches set", h.PendingWatches(t), waiters+1)
 	}
 	// Setting a watch sends no notification, so counting from here counts
-	// only the wake-ups the releases cause.
-	before := fires(t, h, ss)
-	holder := m0
+	// only the wake-ups the releases cause. The releaser's own watch on
+	// its node is told too; it is not a waiter, so it is not counted.
+	holder := 0
 	for i := 0; i < waiters; i++ {
-		if err := holder.Unlock(ctx); err != nil {
+		before := firesExcept(t, h, ss, ss[holder])
+		if err := ms[holder].Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		holder = <-got
-		if holder == nil {
+		next := <-got
+		if next < 0 {
 			t.FailNow()
 		}
 		// The next holder is running: every notification this release
 		// caused has been delivered.
-		now := fires(t, h, ss)
-		if d := now - before; d > 1 {
+		d := firesExcept(t, h, ss, ss[holder]) - before
+		if d > 1 {
 			t.Fatalf("release %d woke %d waiters, want 1", i, d)
 		} else if exact && d != 1 {
 			t.Fatalf("release %d sent %d notifications, want exactly 1", i, d)
 		}
-		before = now
+		holder = next
 	}
-	if err := holder.Unlock(ctx); err != nil {
+	if err := ms[holder].Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

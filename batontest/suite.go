@@ -27,6 +27,7 @@ var suite = []struct {
 	{"Mutex/ExpiryWhileHolding", testMutexExpiry},
 	{"Mutex/WaiterSessionLost", testMutexWaiterLost},
 	{"Mutex/InvalidName", testMutexInvalidName},
+	{"Mutex/UnlockCancelledCtx", testMutexUnlockCancelled},
 	{"RWMutex/ManyReaders", testRWMutexReaders},
 	{"RWMutex/WriterExcludes", testRWMutexExclusion},
 	{"RWMutex/WriterBeforeLaterReaders", testRWMutexWriterFirst},
@@ -35,6 +36,8 @@ var suite = []struct {
 	{"RWMutex/CancelAtEveryStep", testRWMutexCancelAtEveryStep},
 	{"RWMutex/Downgrade", testRWMutexDowngrade},
 	{"RWMutex/Expiry", testRWMutexExpiry},
+	{"RWMutex/UnlockCancelledCtx", testRWMutexUnlockCancelled},
+	{"RWMutex/RUnlockCancelledCtx", testRWMutexRUnlockCancelled},
 	{"Semaphore/TwentyClientsThreePermits", testSemaphoreLimit},
 	{"Semaphore/TryAcquire", testSemaphoreTryAcquire},
 	{"Semaphore/CancelLeavesNothing", testSemaphoreCancel},
@@ -42,6 +45,7 @@ var suite = []struct {
 	{"Semaphore/DeadHolderFreesLease", testSemaphoreDeadHolder},
 	{"Semaphore/HerdFree", testSemaphoreHerdFree},
 	{"Semaphore/NoPermits", testSemaphoreNoPermits},
+	{"Semaphore/ReleaseCancelledCtx", testSemaphoreReleaseCancelled},
 	{"Election/CampaignLeaderProclaimResign", testElectionBasic},
 	{"Election/Observe", testElectionObserve},
 	{"Election/LockKindCandidates", testElectionForeignCandidate},
@@ -49,6 +53,7 @@ var suite = []struct {
 	{"Election/RunLeaderExpired", testElectionRunExpiry},
 	{"Election/RunLeaderCutOff", testElectionRunPartition},
 	{"Election/RunNodeDeleted", testElectionNodeDeleted},
+	{"Election/ResignCancelledCtx", testElectionResignCancelled},
 	{"Barrier/TenWaitOneDies", testBarrierWait},
 	{"Barrier/CancelLeavesBarrier", testBarrierCancel},
 	{"DoubleBarrier/TenEnterLeaveOneDies", testDoubleBarrier},
@@ -143,12 +148,24 @@ func waitFor(d time.Duration, cond func() bool) bool {
 
 // fires returns the watch notifications seen so far across ss.
 func fires(t *testing.T, h Harness, ss []*baton.Session) int64 {
+	return firesExcept(t, h, ss, nil)
+}
+
+// firesExcept returns the watch notifications seen so far across ss except
+// by releaser: the one a holder's watch on its own node gets when it
+// deletes that node is not a waiter woken. With a store-wide count
+// (h.WatchFires) it cannot be told apart, so one is allowed for it there.
+func firesExcept(t *testing.T, h Harness, ss []*baton.Session, releaser *baton.Session) int64 {
 	if h.WatchFires != nil {
-		return h.WatchFires(t)
+		n := h.WatchFires(t)
+		if releaser != nil {
+			n--
+		}
+		return n
 	}
 	var n int64
 	for _, s := range ss {
-		if wc, ok := s.Conn().(baton.WatchCounter); ok {
+		if wc, ok := s.Conn().(baton.WatchCounter); ok && s != releaser {
 			n += wc.WatchEvents()
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/handle"
 )
 
 // renewFunc extends a hold once. It returns the new end of validity, or an
@@ -33,7 +34,7 @@ type hold struct {
 // newHold starts renewing an acquisition valid until deadline (measured on
 // the monotonic clock from when the acquiring command was sent).
 func newHold(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *hold {
-	l, end := baton.NewLease(key, token)
+	l, end := handle.NewLease(key, token)
 	h := &hold{value: value, lease: l, end: end, stop: make(chan struct{}), done: make(chan struct{}), expiry: deadline}
 	go h.keep(key, ttl, deadline, renew)
 	return h
@@ -137,3 +138,12 @@ func (h *hold) wait() { <-h.done }
 // randomValue is a lock value unique to one acquisition attempt: a random
 // UUID.
 func randomValue() string { return uuid.NewString() }
+
+// expiryOf is the loss deadline of the hold a handle has, or the zero Time.
+func expiryOf(levels *handle.Reentrant[*hold]) time.Time {
+	h, _, ok := levels.Current()
+	if !ok {
+		return time.Time{}
+	}
+	return h.expiryTime()
+}

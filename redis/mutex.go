@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/handle"
 )
 
 // cleanupTimeout bounds the release done after a cancelled or failed wait.
@@ -47,13 +48,14 @@ type Mutex struct {
 	k   keys
 	ttl time.Duration
 
-	reentry
+	gate   handle.Gate             // one call at a time on this handle
+	levels handle.Reentrant[*hold] // what this handle holds, by level
 }
 
 // NewMutex returns a lock on key, a plain Redis key name. It does no I/O.
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
-	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, reentry: reentry{turn: make(chan struct{}, 1)}}
+	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl}
 }
 
 // Key is the lock's Redis key.
@@ -79,15 +81,16 @@ func (m *Mutex) TryLock(ctx context.Context) (*baton.Lease, error) { return m.ac
 // baton.ErrLost. The release is sent even if ctx is already cancelled
 // (bounded by a couple of seconds).
 func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.enter(ctx); err != nil {
+	if err := m.gate.Enter(ctx); err != nil {
 		return err
 	}
-	defer m.leave()
-	h, err := m.drop()
-	if h == nil {
-		return err
-	}
+	defer m.gate.Leave()
+	return m.levels.Release(func(h *hold) (bool, error) { return true, m.free(ctx, h) })
+}
 
+// free releases h on the servers, even when ctx is already done (bounded
+// by a couple of seconds), and ends its lease.
+func (m *Mutex) free(ctx context.Context, h *hold) error {
 	h.stopRenewal()
 	lost := h.lease.Err()
 	// The release must happen even if ctx is cancelled now.
@@ -109,24 +112,24 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 
 // Held reports whether this handle holds the lock (its lease is live).
 func (m *Mutex) Held() bool {
-	return m.live()
+	return m.levels.Live()
 }
 
 // Expiry is when the hold will be given up as lost unless an extension is
 // confirmed before: the send time of the last confirmed acquire or extend
 // plus the TTL minus the safety margin (baton.Expirer). It is the zero
 // Time when the handle holds nothing.
-func (m *Mutex) Expiry() time.Time { return m.expiry() }
+func (m *Mutex) Expiry() time.Time { return expiryOf(&m.levels) }
 
 func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if err := CheckKey(m.k.lock); err != nil {
 		return nil, err
 	}
-	if err := m.enter(ctx); err != nil {
+	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer m.leave()
-	if l := m.again(); l != nil {
+	defer m.gate.Leave()
+	if l := m.levels.Again(); l != nil {
 		return l, nil
 	}
 
@@ -284,7 +287,7 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 		}
 		return sent.Add(m.ttl - lossMargin(m.ttl)), nil
 	})
-	return m.take(h)
+	return m.levels.Take(h, h.lease)
 }
 
 func (m *Mutex) release(ctx context.Context, value string, at place) (bool, error) {

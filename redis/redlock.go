@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/handle"
 )
 
 // ErrNoQuorum is returned (wrapped) by Redlock's Lock and TryLock when
@@ -73,13 +74,14 @@ type Redlock struct {
 	k   keys
 	ttl time.Duration
 
-	reentry
+	gate   handle.Gate             // one call at a time on this handle
+	levels handle.Reentrant[*hold] // what this handle holds, by level
 }
 
 // NewRedlock returns a Redlock on key over q's masters. It does no I/O.
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	o := buildOptions(opts)
-	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, reentry: reentry{turn: make(chan struct{}, 1)}}
+	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl}
 }
 
 // Key is the lock's Redis key.
@@ -99,15 +101,16 @@ func (r *Redlock) TryLock(ctx context.Context) (*baton.Lease, error) { return r.
 // and ends the lease. It returns baton.ErrNotHeld without a hold, and an
 // error wrapping baton.ErrLost if the lease was lost.
 func (r *Redlock) Unlock(ctx context.Context) error {
-	if err := r.enter(ctx); err != nil {
+	if err := r.gate.Enter(ctx); err != nil {
 		return err
 	}
-	defer r.leave()
-	h, err := r.drop()
-	if h == nil {
-		return err
-	}
+	defer r.gate.Leave()
+	return r.levels.Release(func(h *hold) (bool, error) { return true, r.free(ctx, h) })
+}
 
+// free releases h on the servers, even when ctx is already done (bounded
+// by a couple of seconds), and ends its lease.
+func (r *Redlock) free(ctx context.Context, h *hold) error {
 	h.stopRenewal()
 	lost := h.lease.Err()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -120,14 +123,14 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 
 // Held reports whether this handle holds the lock (its lease is live).
 func (r *Redlock) Held() bool {
-	return r.live()
+	return r.levels.Live()
 }
 
 // Expiry is when the hold will be given up as lost unless a majority's
 // extension is confirmed before: the start of the last confirmed round
 // plus the TTL minus the drift allowance (baton.Expirer). It is the zero
 // Time when the handle holds nothing.
-func (r *Redlock) Expiry() time.Time { return r.expiry() }
+func (r *Redlock) Expiry() time.Time { return expiryOf(&r.levels) }
 
 func (r *Redlock) timeout() time.Duration {
 	return min(max(r.ttl/50, 100*time.Millisecond), 200*time.Millisecond)
@@ -172,11 +175,11 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if err := CheckKey(r.k.lock); err != nil {
 		return nil, err
 	}
-	if err := r.enter(ctx); err != nil {
+	if err := r.gate.Enter(ctx); err != nil {
 		return nil, err
 	}
-	defer r.leave()
-	if l := r.again(); l != nil {
+	defer r.gate.Leave()
+	if l := r.levels.Again(); l != nil {
 		return l, nil
 	}
 
@@ -471,5 +474,5 @@ func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
 		}
 		return start.Add(r.ttl - lossMargin(r.ttl)), nil
 	})
-	return r.take(h)
+	return r.levels.Take(h, h.lease)
 }

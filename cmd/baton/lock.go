@@ -8,7 +8,32 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/store"
+	"github.com/batonhq/baton/redis"
 )
+
+// Locker is a lock handle the command line holds: baton.Mutex on the
+// session stores, redis.Mutex and redis.Redlock on Redis.
+type Locker interface {
+	Lock(ctx context.Context) (*baton.Lease, error)
+	Unlock(ctx context.Context) error
+}
+
+var (
+	_ Locker = (*baton.Mutex)(nil)
+	_ Locker = (*redis.Mutex)(nil)
+	_ Locker = (*redis.Redlock)(nil)
+)
+
+// newLocker returns the lock handle on name for s's kind of store.
+func newLocker(s *store.Store, name string) Locker {
+	switch {
+	case s.Redis != nil:
+		return redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL))
+	case s.Quorum != nil:
+		return redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL))
+	}
+	return baton.NewMutex(s.Session, name)
+}
 
 // hold is one acquisition of a lock-like recipe.
 type hold struct {
@@ -23,26 +48,20 @@ func (h hold) unlock() {
 	_ = h.release(ctx)
 }
 
-// lockOn acquires name on s: a Mutex on session stores, the Redis lock
-// (single instance or Redlock) otherwise.
+// lockOn acquires name on s.
 func lockOn(ctx context.Context, s *store.Store, name string) (hold, error) {
-	if s.Locker != nil {
-		u, err := s.Locker.Lock(ctx, name)
-		if err != nil {
-			return hold{}, err
-		}
-		h := hold{lease: u.Lease(), release: u.Unlock}
-		if e, ok := u.(baton.Expirer); ok {
-			h.expiry = e.Expiry
-		}
-		return h, nil
-	}
-	mu := baton.NewMutex(s.Session, name)
-	l, err := mu.Lock(ctx)
+	lk := newLocker(s, name)
+	l, err := lk.Lock(ctx)
 	if err != nil {
 		return hold{}, err
 	}
-	return hold{lease: l, release: mu.Unlock, expiry: sessionExpiry(s.Session)}, nil
+	h := hold{lease: l, release: lk.Unlock}
+	if e, ok := lk.(baton.Expirer); ok {
+		h.expiry = e.Expiry
+	} else if s.Session != nil {
+		h.expiry = sessionExpiry(s.Session)
+	}
+	return h, nil
 }
 
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.

@@ -82,16 +82,23 @@ func (f urlFactory) Open(ctx context.Context) (Client, error) {
 	if s.Session != nil {
 		return sessionClient{s.Session}, nil
 	}
-	lk := s.Locker
 	return &leaseClient{
 		lock: func(ctx context.Context, name string) (func(context.Context) error, error) {
-			h, err := lk.Lock(ctx, name)
-			if err != nil {
+			var lk interface {
+				Lock(ctx context.Context) (*baton.Lease, error)
+				Unlock(ctx context.Context) error
+			}
+			if s.Quorum != nil {
+				lk = redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL))
+			} else {
+				lk = redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL))
+			}
+			if _, err := lk.Lock(ctx); err != nil {
 				return nil, err
 			}
-			return h.Unlock, nil
+			return lk.Unlock, nil
 		},
-		close: lk.Close,
+		close: func() error { return s.Close(context.Background()) },
 	}, nil
 }
 

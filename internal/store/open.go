@@ -36,30 +36,18 @@ type Options struct {
 	TLS TLSFiles
 }
 
-// Locker takes exclusive locks on a store that has no sessions (Redis).
-type Locker interface {
-	// Lock acquires name, waiting as long as ctx allows.
-	Lock(ctx context.Context, name string) (Unlocker, error)
-	// Close releases the clients.
-	Close() error
-}
-
-// Unlocker is one held Redis lock.
-type Unlocker interface {
-	// Lease is the acquisition: token and loss signal.
-	Lease() *baton.Lease
-	// Unlock releases it.
-	Unlock(ctx context.Context) error
-}
-
-// Store is an open store: a session for ZooKeeper and etcd, a
-// Locker for Redis and Redlock.
+// Store is an open store: a session for ZooKeeper and etcd, a client for
+// Redis, the masters' quorum for Redlock.
 type Store struct {
 	URL URL
 	// Session is the store session (nil for Redis kinds).
 	Session *baton.Session
-	// Locker locks on Redis kinds (nil otherwise).
-	Locker Locker
+	// Redis is the client of a redis:// or rediss:// store (nil otherwise).
+	Redis *redis.Client
+	// Quorum is the masters of a redlock:// store (nil otherwise).
+	Quorum *redis.Quorum
+	// TTL is the lock validity to give Redis locks (Options.TTL).
+	TTL time.Duration
 
 	closer func() error // closes a client the session does not own
 }
@@ -70,8 +58,11 @@ func (s *Store) Close(ctx context.Context) error {
 	if s.Session != nil {
 		err = s.Session.Close(ctx)
 	}
-	if s.Locker != nil {
-		err = s.Locker.Close()
+	if s.Redis != nil {
+		err = s.Redis.Close()
+	}
+	if s.Quorum != nil {
+		err = s.Quorum.Close()
 	}
 	if s.closer != nil {
 		if cerr := s.closer(); err == nil {

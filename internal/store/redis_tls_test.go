@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/internal/testca"
+	"github.com/batonhq/baton/redis"
 )
 
 // TestRedisTLSFiles: a rediss:// store takes its CA from Options.TLS, for
@@ -27,8 +28,8 @@ func TestRedisTLSFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := s.Locker.Lock(ctx, "tls-lock")
-	if err != nil {
+	h := redis.NewMutex(s.Redis, "tls-lock")
+	if _, err := h.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	locks, err := InspectRedis(ctx, u, "tls-lock", o)

@@ -1,0 +1,96 @@
+package handle
+
+import "sync"
+
+// Reentrant is what one handle holds, counted by level: the backend's
+// record H of the acquisition (our node, our Redis value) and its lease.
+// Its methods are safe to call concurrently; callers serialise the
+// acquire and release paths with a Gate. The zero value holds nothing.
+type Reentrant[H any] struct {
+	mu    sync.Mutex
+	count int
+	held  H
+	lease *Lease
+}
+
+// Again raises the count and returns the lease if the handle holds a live
+// lease, else nil.
+func (r *Reentrant[H]) Again() *Lease {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.count > 0 && r.lease.Err() == nil {
+		r.count++
+		return r.lease
+	}
+	return nil
+}
+
+// Take records a new acquisition at level one and returns its lease.
+func (r *Reentrant[H]) Take(h H, l *Lease) *Lease {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held, r.lease, r.count = h, l, 1
+	return l
+}
+
+// Stale returns the record of a hold whose lease has ended (lost, or
+// released while the release itself failed) and that is still recorded
+// because it was never successfully given back.
+func (r *Reentrant[H]) Stale() (H, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.count > 0 && r.lease.Err() != nil {
+		return r.held, true
+	}
+	var zero H
+	return zero, false
+}
+
+// Current returns the record and lease of the hold, whether or not the
+// lease is live; ok is false when the handle holds nothing.
+func (r *Reentrant[H]) Current() (h H, l *Lease, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held, r.lease, r.count > 0
+}
+
+// Live reports whether the handle holds a live lease.
+func (r *Reentrant[H]) Live() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.count > 0 && r.lease.Err() == nil
+}
+
+// Release gives back one level. Without a hold it returns ErrNotHeld;
+// while levels remain it only lowers the count. The last level calls free
+// with the record; free gives the hold back on the store and says whether
+// it is over (given back, or gone with the session). Only then is the
+// handle cleared: a hold whose free failed stays recorded at level one, so
+// that Release can be called again.
+func (r *Reentrant[H]) Release(free func(H) (over bool, err error)) error {
+	r.mu.Lock()
+	switch {
+	case r.count == 0:
+		r.mu.Unlock()
+		return ErrNotHeld
+	case r.count > 1:
+		r.count--
+		r.mu.Unlock()
+		return nil
+	}
+	h := r.held
+	r.mu.Unlock()
+	over, err := free(h)
+	if over {
+		r.Clear()
+	}
+	return err
+}
+
+// Clear forgets the hold.
+func (r *Reentrant[H]) Clear() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var zero H
+	r.held, r.lease, r.count = zero, nil, 0
+}
