@@ -16,12 +16,13 @@ var defaultBenchWorkloads = []string{"floor", "uncontended", "contended", "herd"
 // bench measures baton's Mutex on a store: `baton bench`.
 func (m *Main) bench(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("bench", "bench [--store URL] [--workload W[,W…]|all] [--clients N] [--waiters W] [--locks M] [--duration D] [--json]", &sf, true)
+	fs := m.newFlags("bench", "bench [--store URL] [--workload W[,W…]|all] [--clients N] [--waiters W] [--locks M] [--duration D] [--hold D] [--json]", &sf, true)
 	workloads := fs.String("workload", "all", "workloads: "+strings.Join(bench.Workloads, ", ")+", or all")
 	clients := fs.Int("clients", 8, "contending sessions (contended, many)")
 	waiters := fs.Int("waiters", 100, "queued waiters (herd, footprint)")
 	locks := fs.Int("locks", 16, "independent locks (many)")
 	duration := fs.Duration("duration", 3*time.Second, "how long each timed workload runs")
+	hold := fs.Duration("hold", 0, "how long each acquisition is held (uncontended, floor, contended); 0 releases at once")
 	asJSON := fs.Bool("json", false, "print one JSON object per result")
 	pos, _, err := parseArgs(fs, args)
 	if err != nil {
@@ -53,7 +54,7 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 	}
 	var rs []bench.Result
 	for _, w := range list {
-		cfg := bench.Config{Workload: w, Clients: *clients, Locks: *locks, Duration: *duration}
+		cfg := bench.Config{Workload: w, Clients: *clients, Locks: *locks, Duration: *duration, Hold: *hold}
 		t := batonT
 		switch w {
 		case "floor":

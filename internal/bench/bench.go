@@ -95,6 +95,9 @@ type Config struct {
 	Duration time.Duration
 	// Name is the lock name or name prefix; a fresh unique one if empty.
 	Name string
+	// Hold is how long each acquisition is held before its release
+	// (uncontended, floor, contended); zero releases at once.
+	Hold time.Duration
 }
 
 // Workloads lists the workload names Run accepts.

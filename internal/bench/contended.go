@@ -13,7 +13,7 @@ import (
 // lock. It returns the cycles acquired before end, per group, the requests
 // still waiting at end (acq unset), the number of failed calls and the
 // first failure.
-func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, [][]cycle, int, string) {
+func loop(ctx context.Context, groups [][]Locker, end time.Time, hold time.Duration) ([][]cycle, [][]cycle, int, string) {
 	lockCtx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 	var errs atomic.Int64
@@ -49,6 +49,7 @@ func loop(ctx context.Context, groups [][]Locker, end time.Time) ([][]cycle, [][
 					}
 					t1 := time.Now()
 					k := order.Add(1)
+					holdFor(hold)
 					t2 := time.Now()
 					if err := unlock(l); err != nil {
 						fail(err)
@@ -129,7 +130,7 @@ func contended(ctx context.Context, t Target, cfg Config, r *Result) error {
 	start := time.Now()
 	end := start.Add(cfg.Duration)
 	afterCh := sampleAt(ctx, t.Probe, end)
-	recs, pend, errs, msg := loop(ctx, [][]Locker{ls}, end)
+	recs, pend, errs, msg := loop(ctx, [][]Locker{ls}, end, cfg.Hold)
 	after := <-afterCh
 	r.Errors = errs
 	if msg != "" {
@@ -169,7 +170,7 @@ func many(ctx context.Context, t Target, cfg Config, r *Result) error {
 	start := time.Now()
 	end := start.Add(cfg.Duration)
 	afterCh := sampleAt(ctx, t.Probe, end)
-	recs, pend, errs, msg := loop(ctx, groups, end)
+	recs, pend, errs, msg := loop(ctx, groups, end, cfg.Hold)
 	after := <-afterCh
 	if msg != "" {
 		r.Note = "first error: " + msg

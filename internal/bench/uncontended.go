@@ -27,6 +27,7 @@ func uncontended(ctx context.Context, t Target, cfg Config, r *Result) error {
 			continue
 		}
 		t1 := time.Now()
+		holdFor(cfg.Hold)
 		if err := unlock(l); err != nil {
 			r.Errors++
 		}
@@ -43,4 +44,11 @@ func uncontended(ctx context.Context, t Target, cfg Config, r *Result) error {
 	r.WaitP50, r.WaitP99 = percentile(waits, 50), percentile(waits, 99)
 	requestsPerAcq(r, before, after, ok && ok2, len(cycles))
 	return ctx.Err()
+}
+
+// holdFor is the critical section of a measured cycle: d of nothing.
+func holdFor(d time.Duration) {
+	if d > 0 {
+		time.Sleep(d)
+	}
 }
