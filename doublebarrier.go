@@ -34,11 +34,9 @@ type DoubleBarrier struct {
 }
 
 // NewDoubleBarrier returns a double barrier for n participants on name (a
-// ZooKeeper path, an etcd prefix). It does no I/O. It panics if n < 1.
+// ZooKeeper path, an etcd prefix). It does no I/O. With n < 1, Enter
+// returns an error wrapping ErrInvalidParticipants.
 func NewDoubleBarrier(s *Session, name string, n int) *DoubleBarrier {
-	if n < 1 {
-		panic(fmt.Sprintf("baton: double barrier %s: %d participants", name, n))
-	}
 	return &DoubleBarrier{s: s, name: name, n: n}
 }
 
@@ -53,6 +51,9 @@ func (d *DoubleBarrier) readyPath() string { return Join(d.name, readyName) }
 // If ctx ends first, our node is removed and ctx.Err() is returned. If the
 // session is lost, Enter returns an error satisfying IsSessionGone.
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
+	if d.n < 1 {
+		return fmt.Errorf("%w: double barrier %s with %d participants", ErrInvalidParticipants, d.name, d.n)
+	}
 	d.mu.Lock()
 	entered := d.node.Path != ""
 	d.mu.Unlock()

@@ -37,6 +37,9 @@ type LeaderEvent struct {
 	Node Node
 	// Value is the leader's value as read when the change was seen.
 	Value []byte
+	// Err is set on the last event only, just before the channel closes:
+	// why observing ended.
+	Err error
 }
 
 // HasLeader reports whether the event names a leader.
@@ -223,43 +226,77 @@ func firstCandidate(kids []Node) int {
 }
 
 // Observe reports the leader now and every change of leader after that,
-// including "nobody leads" (an event without a Node). It watches only the
-// current leader's node while there is one. The channel is closed when ctx
-// ends, the session is lost or the store fails a request; observe again to
-// resume. A Proclaim by a leader that stays is not a
-// change of leader: Leader reads the latest value.
+// including "nobody leads" (an event without a Node): as soon as the
+// leader's node goes, an event without a Node says so, then the next
+// leader is reported once the observer has read it. It watches only the
+// current leader's node while there is one. A Proclaim by a leader that
+// stays is not a change of leader: Leader reads the latest value.
+//
+// The channel is closed when ctx ends, the session is lost or the store
+// fails a request. The last event before it closes carries the reason in
+// Err (ctx's error, the session's, or the store's); it is dropped only if
+// ctx has ended and nobody reads it. Observe again to resume.
 func (e *Election) Observe(ctx context.Context) <-chan LeaderEvent {
-	ch := make(chan LeaderEvent)
+	ch := make(chan LeaderEvent, 1)
 	go e.observe(ctx, ch)
 	return ch
 }
 
 func (e *Election) observe(ctx context.Context, ch chan<- LeaderEvent) {
 	defer close(ch)
+	err := e.follow(ctx, ch)
+	if s := e.s.Err(); s != nil && !IsSessionGone(err) {
+		err = s
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	ev := LeaderEvent{Err: err}
+	if ctx.Err() == nil {
+		ch <- ev // ch is buffered and nothing else sends: the reader gets it
+		return
+	}
+	select {
+	case ch <- ev:
+	default:
+	}
+}
+
+// follow sends the leader events on ch until it fails, and says why.
+func (e *Election) follow(ctx context.Context, ch chan<- LeaderEvent) error {
 	c := e.s.conn
 	var last LeaderEvent
 	first := true
-	send := func(ev LeaderEvent) bool {
+	send := func(ev LeaderEvent) error {
 		if !first && ev.Node.Path == last.Node.Path && ev.Node.Token == last.Node.Token {
-			return true
+			return nil
 		}
 		first, last = false, ev
 		select {
 		case ch <- ev:
-			return true
+			return nil
 		case <-ctx.Done():
-			return false
+			return ctx.Err()
 		}
 	}
-	for ctx.Err() == nil && c.Err() == nil {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.Err(); err != nil {
+			return err
+		}
 		kids, err := c.Children(ctx, e.name)
 		if err != nil {
-			return
+			return err
 		}
 		i := firstCandidate(kids)
 		if i < 0 {
-			if !send(LeaderEvent{}) || c.WaitChildren(ctx, e.name, kids) != nil {
-				return
+			if err := send(LeaderEvent{}); err != nil {
+				return err
+			}
+			if err := c.WaitChildren(ctx, e.name, kids); err != nil {
+				return err
 			}
 			continue
 		}
@@ -268,10 +305,18 @@ func (e *Election) observe(ctx context.Context, ch chan<- LeaderEvent) {
 			continue // gone meanwhile: list again
 		}
 		if err != nil {
-			return
+			return err
 		}
-		if !send(LeaderEvent{Node: n, Value: data}) || c.WaitGone(ctx, n) != nil {
-			return
+		if err := send(LeaderEvent{Node: n, Value: data}); err != nil {
+			return err
+		}
+		if err := c.WaitGone(ctx, n); err != nil {
+			return err
+		}
+		// The leader's node is gone: nobody leads until the next
+		// candidate is read.
+		if err := send(LeaderEvent{}); err != nil {
+			return err
 		}
 	}
 }

@@ -46,6 +46,9 @@ var (
 	// ErrInvalidPermits means a Semaphore was made with fewer than one
 	// permit.
 	ErrInvalidPermits = errors.New("baton: invalid number of permits")
+	// ErrInvalidParticipants means a DoubleBarrier was made for fewer than
+	// one participant.
+	ErrInvalidParticipants = errors.New("baton: invalid number of participants")
 	// ErrEmpty is returned by non-blocking queue reads on an empty queue.
 	ErrEmpty = errors.New("baton: queue empty")
 	// ErrUpgrade is returned by RWMutex.Lock on a handle that holds the read

@@ -220,3 +220,15 @@ func testDoubleBarrierCancel(t *testing.T, h Harness) {
 		t.Fatal("Enter still waiting on a dead session")
 	}
 }
+
+// A double barrier for fewer than one participant is an error, not a
+// panic or a wait forever.
+func testDoubleBarrierNoParticipants(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	s := h.Open(t, LoadTTL)
+	for _, n := range []int{0, -1} {
+		if err := baton.NewDoubleBarrier(s, h.Path(t), n).Enter(ctx); !errors.Is(err, baton.ErrInvalidParticipants) {
+			t.Errorf("%d participants: %v, want ErrInvalidParticipants", n, err)
+		}
+	}
+}

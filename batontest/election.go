@@ -133,6 +133,9 @@ func testElectionObserve(t *testing.T, h Harness) {
 	if err := <-bwon; err != nil {
 		t.Fatal(err)
 	}
+	if ev := next("a's node gone"); ev.HasLeader() || ev.Err != nil {
+		t.Fatalf("event %+v after the leader's node went, want no leader", ev)
+	}
 	if ev := next("b leads"); string(ev.Value) != "b" {
 		t.Fatalf("event %q, want b", ev.Value)
 	}
@@ -143,16 +146,36 @@ func testElectionObserve(t *testing.T, h Harness) {
 		t.Fatalf("event %+v, want no leader", ev)
 	}
 	stop()
-	select {
-	case _, ok := <-events:
-		if ok {
-			// A last event may have been in flight; the channel must
-			// still close.
-			for range events {
+	var end baton.LeaderEvent
+	for closed := false; !closed; {
+		select {
+		case ev, ok := <-events:
+			if ok {
+				end = ev
 			}
+			closed = !ok
+		case <-time.After(10 * time.Second):
+			t.Fatal("Observe channel not closed after cancel")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Observe channel not closed after cancel")
+	}
+	if !errors.Is(end.Err, context.Canceled) {
+		t.Fatalf("last event %+v, want Err context.Canceled", end)
+	}
+
+	// Observing through a session that ends says so.
+	o := h.Open(t, LoadTTL)
+	events = baton.NewElection(o, name).Observe(ctx)
+	if ev := next("observer's start"); ev.HasLeader() || ev.Err != nil {
+		t.Fatalf("event %+v, want no leader", ev)
+	}
+	if err := o.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next("observer's session closed"); !baton.IsSessionGone(ev.Err) {
+		t.Fatalf("last event %+v, want Err saying the session is gone", ev)
+	}
+	if _, ok := <-events; ok {
+		t.Fatal("Observe channel still open after its last event")
 	}
 }
 

@@ -63,6 +63,7 @@ var suite = []struct {
 	{"Barrier/CancelLeavesBarrier", testBarrierCancel},
 	{"DoubleBarrier/TenEnterLeaveOneDies", testDoubleBarrier},
 	{"DoubleBarrier/CancelAndDeathBeforeOpen", testDoubleBarrierCancel},
+	{"DoubleBarrier/NoParticipants", testDoubleBarrierNoParticipants},
 	{"Queue/FIFO", testQueueFIFO},
 	{"Queue/EightByEightOneKilled", testQueueLoad},
 	{"ReliableQueue/Claims", testReliableQueueClaims},

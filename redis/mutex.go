@@ -125,6 +125,9 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if err := CheckKey(m.k.lock); err != nil {
 		return nil, err
 	}
+	if err := checkTTL(m.k.lock, m.ttl); err != nil {
+		return nil, err
+	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -15,8 +16,10 @@ type options struct {
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
 // (default baton.DefaultTTL, 10s). The holder renews every ttl/3 and is
-// told it lost the lock when validity runs out unconfirmed. Values under
-// 100ms are raised to 100ms.
+// told it lost the lock when validity runs out unconfirmed. A ttl under
+// MinTTL makes Lock and TryLock fail with an error wrapping
+// baton.ErrInvalidTTL, as zk and etcd refuse a session TTL below their
+// minimum.
 func WithTTL(ttl time.Duration) Option {
 	return func(o *options) { o.ttl = ttl }
 }
@@ -26,10 +29,19 @@ func buildOptions(opts []Option) options {
 	for _, f := range opts {
 		f(&o)
 	}
-	if o.ttl < 100*time.Millisecond {
-		o.ttl = 100 * time.Millisecond
-	}
 	return o
+}
+
+// MinTTL is the shortest lock ttl: below it the renewals (every ttl/3) and
+// the drift allowance leave no validity to work in.
+const MinTTL = 100 * time.Millisecond
+
+// checkTTL refuses a ttl below MinTTL.
+func checkTTL(key string, ttl time.Duration) error {
+	if ttl < MinTTL {
+		return fmt.Errorf("%w: redis lock %s: ttl %v is below the minimum %v", baton.ErrInvalidTTL, key, ttl, MinTTL)
+	}
+	return nil
 }
 
 // drift is the clock-drift allowance subtracted from every validity

@@ -175,6 +175,9 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if err := CheckKey(r.k.lock); err != nil {
 		return nil, err
 	}
+	if err := checkTTL(r.k.lock, r.ttl); err != nil {
+		return nil, err
+	}
 	if err := r.gate.Enter(ctx); err != nil {
 		return nil, err
 	}
