@@ -232,11 +232,11 @@ func startServeCluster(base, bin string) ([]*server, error) {
 	var ms []member
 	var initial []string
 	for i := range 3 {
-		cp, err := freePort()
+		cp, err := freeport.Port()
 		if err != nil {
 			return nil, err
 		}
-		pp, err := freePort()
+		pp, err := freeport.Port()
 		if err != nil {
 			return nil, err
 		}
