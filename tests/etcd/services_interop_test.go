@@ -1,9 +1,13 @@
 package etcd_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,6 +106,31 @@ func TestInteropLockService(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The same service through the HTTP gateway, as curl would use it.
+	post := func(path string, body any) map[string]any {
+		b, _ := json.Marshal(body)
+		resp, err := http.Post(eps[0]+path, "application/json", bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %v %v", path, resp.StatusCode, out, err)
+		}
+		return out
+	}
+	out := post("/v3/lock/lock", map[string]any{"name": base64.StdEncoding.EncodeToString([]byte(name)), "lease": fmt.Sprint(int64(grant(t, ctx, cli)))})
+	if _, err := m.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock under the gateway's lock: %v", err)
+	}
+	post("/v3/lock/unlock", map[string]any{"key": out["key"]})
+	if _, err := m.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock after the gateway's unlock: %v", err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestInteropElectionService(t *testing.T) {
