@@ -100,10 +100,15 @@ func (d *describer) isKazooSemaphore() bool {
 	if len(d.l.Dirs[DirKazooLock]) > 0 {
 		return true
 	}
-	if _, err := strconv.Atoi(string(d.l.Data)); err != nil {
+	_, err := strconv.Atoi(string(d.l.Data))
+	// kazoo writes its permits into the name's data, unless the name was
+	// there already (made by baton's or Curator's semaphore, whose
+	// directories then sit beside kazoo's leases).
+	root := d.l.Dirs[""]
+	if err != nil && !hasChild(root, DirLeases) && !hasChild(root, DirLocks) && len(d.l.Dirs[DirLeases]) == 0 {
 		return false
 	}
-	for _, k := range d.l.Dirs[""] {
+	for _, k := range root {
 		if kazooHex.MatchString(k.Name) {
 			return true
 		}

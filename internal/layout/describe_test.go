@@ -156,6 +156,13 @@ func TestDescribeKazooSemaphore(t *testing.T) {
 	if !hasWarning(r, WarnKazooSemaphore) || r.Entries[0].Role != RoleHolder || r.Entries[0].Peer != PeerKazoo {
 		t.Fatalf("kazoo semaphore: %+v", r)
 	}
+	// kazoo's lease beside baton's semaphore, on a name kazoo did not
+	// make (no permits in its data, its admission lock released).
+	l.Data = nil
+	delete(l.Dirs, DirKazooLock)
+	if r := Describe(l, now); !hasWarning(r, WarnKazooSemaphore) || r.Entries[0].Recipe != RecipeKazooSemaphore {
+		t.Fatalf("kazoo lease beside baton's semaphore: %+v", r)
+	}
 }
 
 func TestDescribeQueues(t *testing.T) {
