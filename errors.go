@@ -49,6 +49,11 @@ var (
 	// ErrInvalidParticipants means a DoubleBarrier was made for fewer than
 	// one participant.
 	ErrInvalidParticipants = errors.New("baton: invalid number of participants")
+	// ErrPermission is satisfied (errors.Is) by every backend's refusal of
+	// credentials or of access: a ZooKeeper ACL that does not grant this
+	// session's identity (NoAuth) or failed authentication, etcd's
+	// authentication and permission errors, Redis's refused credentials.
+	ErrPermission = errors.New("baton: permission denied")
 	// ErrEmpty is returned by non-blocking queue reads on an empty queue.
 	ErrEmpty = errors.New("baton: queue empty")
 	// ErrUpgrade is returned by RWMutex.Lock on a handle that holds the read

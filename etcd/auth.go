@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/batonhq/baton"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -47,7 +48,7 @@ func dialError(endpoints []string, user, password string, err error) error {
 		who = " as user " + user
 	}
 	if IsAuthError(err) {
-		err = fmt.Errorf("etcd: authentication to %v%s failed (check the user name and password): %w", endpoints, who, err)
+		err = fmt.Errorf("etcd: authentication to %v%s failed (check the user name and password): %w: %w", endpoints, who, baton.ErrPermission, err)
 	} else {
 		err = fmt.Errorf("etcd: dial %v%s: %w", endpoints, who, err)
 	}
@@ -57,7 +58,7 @@ func dialError(endpoints []string, user, password string, err error) error {
 // grantError explains a failed lease grant.
 func grantError(err error) error {
 	if IsAuthError(err) {
-		return fmt.Errorf("etcd: grant lease: not allowed (check the user's credentials and roles): %w", err)
+		return fmt.Errorf("etcd: grant lease: not allowed (check the user's credentials and roles): %w: %w", baton.ErrPermission, err)
 	}
 	if IsNoSpace(err) {
 		return fmt.Errorf("etcd: grant lease: %s: %w", noSpaceHint, err)
@@ -75,12 +76,12 @@ func checkAuth(ctx context.Context, cli *clientv3.Client) error {
 	st, err := cli.AuthStatus(ctx)
 	if err != nil {
 		if IsAuthError(err) {
-			return fmt.Errorf("%w: %w", ErrAuthRequired, err)
+			return fmt.Errorf("%w: %w: %w", ErrAuthRequired, baton.ErrPermission, err)
 		}
 		return nil
 	}
 	if st.Enabled {
-		return ErrAuthRequired
+		return fmt.Errorf("%w: %w", ErrAuthRequired, baton.ErrPermission)
 	}
 	return nil
 }

@@ -315,7 +315,7 @@ func (c *conn) fail(ctx context.Context, op string, err error) error {
 		return serr
 	}
 	if IsAuthError(err) {
-		return fmt.Errorf("etcd: %s: not allowed (check the credentials and the user's roles): %w", op, err)
+		return fmt.Errorf("etcd: %s: not allowed (check the credentials and the user's roles): %w: %w", op, baton.ErrPermission, err)
 	}
 	if IsNoSpace(err) {
 		return fmt.Errorf("etcd: %s: %s: %w", op, noSpaceHint, err)

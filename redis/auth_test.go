@@ -2,10 +2,12 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 )
@@ -47,8 +49,8 @@ func TestDialAuth(t *testing.T) {
 			_ = c.Close()
 			t.Fatalf("Dial %s succeeded", redis.Redact(u))
 		}
-		if !redis.IsAuthError(err) || !strings.Contains(err.Error(), "authentication") {
-			t.Fatalf("Dial %s: want a clear authentication error, got %v", redis.Redact(u), err)
+		if !redis.IsAuthError(err) || !errors.Is(err, baton.ErrPermission) || !strings.Contains(err.Error(), "authentication") {
+			t.Fatalf("Dial %s: want a clear authentication error (baton.ErrPermission), got %v", redis.Redact(u), err)
 		}
 		if secret != "" && strings.Contains(err.Error(), secret) {
 			t.Fatalf("error leaks the password: %v", err)
@@ -59,7 +61,7 @@ func TestDialAuth(t *testing.T) {
 	}
 	// Redlock: one master refusing our credentials fails the whole dial.
 	_, err := redis.DialRedlock(ctx, []string{"redis://:default-pw@" + srv.Addr(), "redis://:Wrong-Secret-3@" + srv.Addr()})
-	if !redis.IsAuthError(err) || strings.Contains(err.Error(), "Wrong-Secret-3") {
+	if !redis.IsAuthError(err) || !errors.Is(err, baton.ErrPermission) || strings.Contains(err.Error(), "Wrong-Secret-3") {
 		t.Fatalf("DialRedlock with a wrong password: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/batonhq/baton"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -137,7 +138,7 @@ func dialOptions(ctx context.Context, opt *goredis.Options, safe string) (*Clien
 			who = " as user " + opt.Username
 		}
 		if IsAuthError(err) {
-			return nil, fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w", safe, who, &scrubbed{err, opt.Password})
+			return nil, fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w: %w", safe, who, baton.ErrPermission, &scrubbed{err, opt.Password})
 		}
 		return nil, fmt.Errorf("redis: connect to %s%s: %w", safe, who, &scrubbed{err, opt.Password})
 	}

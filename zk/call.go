@@ -109,7 +109,7 @@ func (c *conn) mapErr(err error) error {
 	case errors.Is(err, gozk.ErrNodeExists):
 		return fmt.Errorf("%w: %w", baton.ErrExists, err)
 	case errors.Is(err, gozk.ErrNoAuth):
-		return fmt.Errorf("zk: the ACL does not grant this session's identity that access (deletes and creates are checked against the parent's ACL; see WithAuth): %w", err)
+		return fmt.Errorf("zk: the ACL does not grant this session's identity that access (deletes and creates are checked against the parent's ACL; see WithAuth): %w: %w", baton.ErrPermission, err)
 	case errors.Is(err, gozk.ErrInvalidACL):
 		return fmt.Errorf(`zk: the server refused the ACL (the "auth" scheme needs credentials, see WithAuth): %w`, err)
 	case errors.Is(err, gozk.ErrInvalidPath), errors.Is(err, gozk.ErrBadArguments):

@@ -97,7 +97,7 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 			}
 			return baton.Node{}, err
 		case errors.Is(err, gozk.ErrNoAuth):
-			return baton.Node{}, fmt.Errorf("zk: create in %s: its ACL does not let this session's identity create nodes there; it belongs to another identity (see WithAuth): %w", dir, gozk.ErrNoAuth)
+			return baton.Node{}, fmt.Errorf("zk: create in %s: its ACL does not let this session's identity create nodes there; it belongs to another identity (see WithAuth): %w: %w", dir, baton.ErrPermission, gozk.ErrNoAuth)
 		case errors.Is(err, gozk.ErrInvalidACL):
 			return baton.Node{}, fmt.Errorf("zk: create in %s: %w", dir, err)
 		default:

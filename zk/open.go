@@ -214,7 +214,7 @@ func (c *conn) event(ev gozk.Event) {
 	case gozk.StateExpired:
 		c.end(baton.ErrSessionExpired)
 	case gozk.StateAuthFailed:
-		c.end(fmt.Errorf("%w: authentication failed", baton.ErrSessionLost))
+		c.end(fmt.Errorf("%w: authentication failed: %w", baton.ErrSessionLost, baton.ErrPermission))
 	}
 }
 

@@ -252,8 +252,8 @@ func (c *conn) checkDir(ctx context.Context, dir string) error {
 		mayCreate = mayCreate || (e.Perms&gozk.PermCreate != 0 && c.trust.isUs(e))
 	}
 	if !mayCreate {
-		return fmt.Errorf("zk: create in %s: its ACL (%s) does not let this session's identities create nodes there; it belongs to another identity: %w",
-			dir, strings.Join(all, ", "), gozk.ErrNoAuth)
+		return fmt.Errorf("zk: create in %s: its ACL (%s) does not let this session's identities create nodes there; it belongs to another identity: %w: %w",
+			dir, strings.Join(all, ", "), baton.ErrPermission, gozk.ErrNoAuth)
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%w: %s grants %s; the nodes baton creates there could be deleted by those identities: remove %s or restrict its ACL (zkCli setAcl), or name them in WithACL",

@@ -147,8 +147,8 @@ func testStrangerCannotBreakLock(t *testing.T, addr string) {
 	// A stranger using baton cannot even join the line: a clear error.
 	mal := openAs(t, addr, "mallory")
 	_, err = baton.NewMutex(mal, path).Lock(ctx)
-	if !errors.Is(err, gozk.ErrNoAuth) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "ACL") {
-		t.Fatalf("mallory's Lock: err = %v, want ErrNoAuth naming %s and the ACL", err, path)
+	if !errors.Is(err, gozk.ErrNoAuth) || !errors.Is(err, baton.ErrPermission) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "ACL") {
+		t.Fatalf("mallory's Lock: err = %v, want ErrNoAuth and baton.ErrPermission naming %s and the ACL", err, path)
 	}
 	if err := l.Err(); err != nil {
 		t.Fatalf("alice's lease after the attempts: %v", err)
@@ -398,7 +398,7 @@ func testOtherIdentitysDir(t *testing.T, addr string) {
 		t.Fatal(err)
 	}
 	_, err := baton.NewMutex(openAs(t, addr, "alice"), path).Lock(ctx)
-	if !errors.Is(err, gozk.ErrNoAuth) || !strings.Contains(err.Error(), "another identity") {
+	if !errors.Is(err, gozk.ErrNoAuth) || !errors.Is(err, baton.ErrPermission) || !strings.Contains(err.Error(), "another identity") {
 		t.Fatalf("alice's Lock in bob's dir: %v, want ErrNoAuth saying it belongs to another identity", err)
 	}
 }

@@ -74,8 +74,8 @@ func TestAuth(t *testing.T) {
 				_ = s.Close(ctx)
 				t.Fatal("opened")
 			}
-			if !errors.Is(err, tc.want) || !etcd.IsAuthError(err) {
-				t.Errorf("error %v: want %v and IsAuthError", err, tc.want)
+			if !errors.Is(err, tc.want) || !etcd.IsAuthError(err) || !errors.Is(err, baton.ErrPermission) {
+				t.Errorf("error %v: want %v, IsAuthError and baton.ErrPermission", err, tc.want)
 			}
 			noSecret(t, err, rootPW, "not-the-Pa55word")
 			// Promptly: not after some dial timeout.
@@ -148,8 +148,8 @@ func TestAuthStrangerCannotBreakLock(t *testing.T) {
 	// Contending fails at once with a permission error, not a wait.
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := baton.NewMutex(mallory, "/locks/build").Lock(lctx); err == nil || !etcd.IsAuthError(err) || lctx.Err() != nil {
-		t.Errorf("stranger contends: %v, want a permission error", err)
+	if _, err := baton.NewMutex(mallory, "/locks/build").Lock(lctx); err == nil || !etcd.IsAuthError(err) || !errors.Is(err, baton.ErrPermission) || lctx.Err() != nil {
+		t.Errorf("stranger contends: %v, want a permission error (baton.ErrPermission)", err)
 	} else {
 		t.Logf("stranger contends: %v", err)
 	}
