@@ -1,3 +1,6 @@
+// The line every lock-like recipe waits in: a contender queues a node and
+// waits, herd-free, until the nodes before it that block it are gone.
+
 package baton
 
 import (
