@@ -49,11 +49,13 @@
 // order, and a client that releases cannot take the lock back before the
 // waiters ahead of it. What it does not promise:
 //
-//   - A lock freed without a hand-off goes to whoever asks first, not to
+//   - A Mutex freed without a hand-off goes to whoever asks first, not to
 //     the head of the line: when the holder's key expired (it crashed or
 //     was cut off) or another library's holder (redsync) deleted it.
 //     Waiters look again when the holder's key expires, so none waits
-//     past it. TryLock takes a free lock whatever the line.
+//     past it. TryLock takes a free lock whatever the line. (A Redlock
+//     waiter takes a free master only if it is first in that master's
+//     line; a Redlock's first attempt, SET NX, takes any free master.)
 //   - A waiter that died keeps its place until its entry's deadline (one
 //     ttl after its last refresh); a release before then may hand it the
 //     lock, which is then held by nobody until its ttl runs out. The line

@@ -19,96 +19,122 @@ import (
 type renewFunc func(ctx context.Context) (time.Time, error)
 
 // hold is one live acquisition: its random value, its lease, and the
-// goroutine renewing it every ttl/3.
+// timers renewing it every ttl/3 and ending it when its validity runs
+// out unconfirmed. No goroutine runs between renewals, so a short hold
+// costs no goroutine start and stop.
 type hold struct {
 	value string
 	lease *baton.Lease
 	end   func(error)
-	stop  chan struct{}
-	done  chan struct{}
 
-	mu     sync.Mutex
-	expiry time.Time // the loss deadline keep works to
+	key   string
+	every time.Duration
+	renew renewFunc
+
+	mu       sync.Mutex
+	stopped  bool // released, or lost: the timers do nothing more
+	deadline time.Time
+	expire   *time.Timer        // ends the lease at deadline
+	next     *time.Timer        // the next renewal
+	cancel   context.CancelFunc // the renewal in flight, if any
+	inflight sync.WaitGroup
 }
 
 // newHold starts renewing an acquisition valid until deadline (measured on
 // the monotonic clock from when the acquiring command was sent).
 func newHold(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *hold {
 	l, end := handle.NewLease(key, token)
-	h := &hold{value: value, lease: l, end: end, stop: make(chan struct{}), done: make(chan struct{}), expiry: deadline}
-	go h.keep(key, ttl, deadline, renew)
+	h := &hold{value: value, lease: l, end: end, key: key, every: ttl / 3, renew: renew, deadline: deadline}
+	h.mu.Lock()
+	h.expire = time.AfterFunc(time.Until(deadline), h.expired)
+	h.next = time.AfterFunc(h.every, h.renewOnce)
+	h.mu.Unlock()
 	return h
 }
 
-func (h *hold) keep(key string, ttl time.Duration, deadline time.Time, renew renewFunc) {
-	defer close(h.done)
-	every := ttl / 3
-	retry := max(every/8, 5*time.Millisecond)
-	expire := time.NewTimer(time.Until(deadline))
-	next := time.NewTimer(every)
-	defer expire.Stop()
-	defer next.Stop()
-	for {
-		select {
-		case <-h.stop:
-			return
-		case <-expire.C:
-			h.end(fmt.Errorf("%w: %s: renewal not confirmed before the lock's validity ran out", baton.ErrLost, key))
-			return
-		case <-next.C:
-		}
-		// The renewal runs on its own so that the validity running out
-		// ends the lease at that moment, however long a blackholed
-		// request takes to give up.
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		type renewed struct {
-			nd  time.Time
-			err error
-		}
-		res := make(chan renewed, 1)
-		go func() {
-			nd, err := renew(ctx)
-			res <- renewed{nd, err}
-		}()
-		var nd time.Time
-		var err error
-		select {
-		case <-h.stop:
-			cancel()
-			return // released meanwhile: a failed extend means nothing now
-		case <-expire.C:
-			cancel()
-			h.end(fmt.Errorf("%w: %s: renewal not confirmed before the lock's validity ran out", baton.ErrLost, key))
-			return
-		case r := <-res:
-			cancel()
-			nd, err = r.nd, r.err
-		}
-		select {
-		case <-h.stop:
-			return
-		default:
-		}
-		switch {
-		case errors.Is(err, baton.ErrLost):
-			h.end(err)
-			return
-		case err == nil && nd.After(deadline):
-			deadline = nd
-			h.setExpiry(deadline)
-			expire.Reset(time.Until(deadline))
-			next.Reset(every)
-		default:
-			next.Reset(retry)
-		}
+// expired ends the lease if its validity ran out unconfirmed.
+func (h *hold) expired() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	if d := time.Until(h.deadline); d > 0 {
+		h.expire.Reset(d) // a renewal moved the deadline meanwhile
+		return
+	}
+	h.lose(fmt.Errorf("%w: %s: renewal not confirmed before the lock's validity ran out", baton.ErrLost, h.key))
+}
+
+// lose ends the lease as lost. Called with h.mu held.
+func (h *hold) lose(err error) {
+	h.stopped = true
+	h.expire.Stop()
+	h.next.Stop()
+	if h.cancel != nil {
+		h.cancel() // the validity ran out: a late answer means nothing
+	}
+	h.end(err)
+}
+
+// renewOnce extends the hold once. It runs on the timer's goroutine, so
+// that the validity running out ends the lease at that moment, however
+// long a blackholed request takes to give up.
+func (h *hold) renewOnce() {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), h.deadline)
+	h.cancel = cancel
+	h.inflight.Add(1)
+	h.mu.Unlock()
+	defer h.inflight.Done()
+
+	nd, err := h.renew(ctx)
+	cancel()
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cancel = nil
+	if h.stopped {
+		return // released meanwhile: a failed extend means nothing now
+	}
+	switch {
+	case errors.Is(err, baton.ErrLost):
+		h.lose(err)
+	case err == nil && nd.After(h.deadline):
+		h.deadline = nd
+		h.next.Reset(h.every)
+	default:
+		h.next.Reset(max(h.every/8, 5*time.Millisecond))
 	}
 }
 
-func (h *hold) setExpiry(t time.Time) {
+// stopRenewal tells the renewal to stop and not to end the lease. An
+// extend already in flight may still land; that is harmless, since the
+// release that follows deletes the key or no longer matches it.
+func (h *hold) stopRenewal() {
 	h.mu.Lock()
-	h.expiry = t
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	h.stopped = true
+	h.expire.Stop()
+	h.next.Stop()
+	if h.cancel != nil {
+		h.cancel()
+	}
 }
+
+// wait waits for a renewal in flight to return.
+func (h *hold) wait() { h.inflight.Wait() }
+
+// randomValue is a lock value unique to one acquisition attempt: a random
+// UUID.
+func randomValue() string { return uuid.NewString() }
 
 // expiryTime is the hold's loss deadline; the zero Time once the lease
 // has ended.
@@ -118,26 +144,8 @@ func (h *hold) expiryTime() time.Time {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.expiry
+	return h.deadline
 }
-
-// stopRenewal tells the renewal to stop and not to end the lease. An
-// extend already in flight may still land; that is harmless, since the
-// release that follows deletes the key or no longer matches it.
-func (h *hold) stopRenewal() {
-	select {
-	case <-h.stop:
-	default:
-		close(h.stop)
-	}
-}
-
-// wait waits for the renewal goroutine to exit.
-func (h *hold) wait() { <-h.done }
-
-// randomValue is a lock value unique to one acquisition attempt: a random
-// UUID.
-func randomValue() string { return uuid.NewString() }
 
 // expiryOf is the loss deadline of the hold a handle has, or the zero Time.
 func expiryOf(levels *handle.Reentrant[*hold]) time.Time {

@@ -238,11 +238,16 @@ type grant struct {
 // skipped by releases after at most this long.
 func waitLife(ttl time.Duration) time.Duration { return ttl }
 
-func runAcquire(ctx context.Context, c *Client, k keys, value string, ttl time.Duration, wait, token bool, at place) (grant, error) {
-	mode, tok := "t", "0"
-	if wait {
-		mode = "w"
-	}
+// Modes of the acquire script: only try; join the line when the lock is
+// taken; join it also when the lock is free but others are ahead (Redlock).
+const (
+	modeTry  = "t"
+	modeWait = "w"
+	modeFair = "f"
+)
+
+func runAcquire(ctx context.Context, c *Client, k keys, value string, ttl time.Duration, mode string, token bool, at place) (grant, error) {
+	tok := "0"
 	if token {
 		tok = "1"
 	}
@@ -274,7 +279,11 @@ func runAcquire(ctx context.Context, c *Client, k keys, value string, ttl time.D
 }
 
 func (m *Mutex) attempt(ctx context.Context, value string, wait bool, at place) (grant, error) {
-	return runAcquire(ctx, m.c, m.k, value, m.ttl, wait, true, at)
+	mode := modeTry
+	if wait {
+		mode = modeWait
+	}
+	return runAcquire(ctx, m.c, m.k, value, m.ttl, mode, true, at)
 }
 
 func (m *Mutex) held(value string, g grant) *baton.Lease {

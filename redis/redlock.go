@@ -43,10 +43,13 @@ const noQuorumRounds = 3
 // client's clock in microseconds when it first asked: every master orders
 // the same waiters the same way, and a release, which on each master
 // hands the key to the first live waiter in line and publishes to it
-// alone, hands all masters to the same waiter. That waiter holds once a
-// majority of masters told it so, with validity counted from its last
-// round; it asks no further. No waiter polls, and votes do not split
-// among waiters (FIFO up to the clocks of the clients). Contenders that
+// alone, hands all masters to the same waiter; a waiter that finds a
+// master free takes it only if it is first in that master's line. That
+// waiter holds once a majority of masters told it so, with validity
+// counted from its last round; it asks no further. No waiter polls, and
+// votes do not split among waiters (FIFO up to the clocks of the
+// clients). A waiter that won before every master handed over leaves
+// those lines when it unlocks. Contenders that
 // arrive at a free lock at once can still split the vote: they give back
 // what they got and retry after a few random milliseconds. A waiter also
 // looks again every ttl/3 (refreshing its places) and when the holder's
@@ -76,6 +79,10 @@ type Redlock struct {
 
 	gate   handle.Gate             // one call at a time on this handle
 	levels handle.Reentrant[*hold] // what this handle holds, by level
+
+	// lines are the entries the holder still has in lines (on masters that
+	// had not handed over when it won), left at Unlock. Guarded by gate.
+	lines []place
 }
 
 // NewRedlock returns a Redlock on key over q's masters. It does no I/O.
@@ -115,7 +122,8 @@ func (r *Redlock) free(ctx context.Context, h *hold) error {
 	lost := h.lease.Err()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	r.release(rctx, h.value, nil, nil)
+	r.release(rctx, h.value, nil, r.lines)
+	r.lines = nil
 	h.end(baton.ErrNotHeld)
 	h.wait()
 	return lost
@@ -216,7 +224,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			// Take the lock, or join the lines (refresh our places).
 			rs = r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 				i := slices.Index(r.q.nodes, nd)
-				g, err := runAcquire(ctx, nd.c, r.k, value, r.ttl, true, false, place{entry: at[i].entry, ticket: ticket})
+				g, err := runAcquire(ctx, nd.c, r.k, value, r.ttl, modeFair, false, place{entry: at[i].entry, ticket: ticket})
 				return reply{g: g, err: err}
 			})
 			for i, x := range rs {
@@ -230,6 +238,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		t := r.count(rs)
 		if l := r.won(value, t, start); l != nil {
+			r.lines = at
 			return l, nil
 		}
 		if first && !try && t.reachable >= r.q.majority() && t.granted+t.guarded < r.q.majority() {
@@ -298,6 +307,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			}
 		}
 		if l := r.await(ctx, value, wake, at, start, wait, timer); l != nil {
+			r.lines = at
 			return l, nil
 		}
 		if ctx.Err() != nil {
@@ -332,6 +342,17 @@ func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, 
 			if _, ok := grantFor(w.msg, at[w.master].entry); !ok || handed[w.master] {
 				continue
 			}
+			if !slices.Contains(handed, true) {
+				// The other masters hand over in the same release round:
+				// if they do not within a few milliseconds, look again.
+				if !timer.Stop() {
+					select {
+					case <-timer.C:
+					default:
+					}
+				}
+				timer.Reset(handoffWindow)
+			}
 			handed[w.master] = true
 			if r.trusted(handed) >= r.q.majority() {
 				if time.Now().Before(start.Add(r.ttl - drift(r.ttl))) {
@@ -346,6 +367,10 @@ func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, 
 		}
 	}
 }
+
+// handoffWindow is how long a waiter that some masters handed the lock
+// to waits for the others before it looks again.
+const handoffWindow = 20 * time.Millisecond
 
 // handoff is a wake-up from one master: msg is "<entry> <token>" when it
 // handed us the key; master is -1 when messages may have been missed.

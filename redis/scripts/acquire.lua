@@ -1,7 +1,8 @@
 -- acquire.lua: take the lock, or join (or keep our place in) its line.
 -- KEYS[1] lock key, KEYS[2] token counter, KEYS[3] line (zset).
 -- ARGV[1] our value (32 hex digits), ARGV[2] lock ttl ms, ARGV[3] "t" to
--- only try, "w" to join the line when not granted, ARGV[4] "1" to draw a
+-- only try, "w" to join the line when not granted, "f" to join it also
+-- when the lock is free but others are ahead of us, ARGV[4] "1" to draw a
 -- fencing token, ARGV[5] our current entry in the line ("" if none),
 -- ARGV[6] our ticket (zset score; "" to take the server time in µs),
 -- ARGV[7] the pub/sub channel that wakes us, ARGV[8] how long our entry
@@ -26,10 +27,47 @@ local function draw()
   return n
 end
 
-local cur = redis.call('SET', KEYS[1], v, 'NX', 'GET', 'PX', ARGV[2])
+local cur
+if ARGV[3] == 'f' then
+  -- Fair wait (Redlock): a free lock goes only to the first live waiter
+  -- in line (or to anyone when nobody waits), so that every master grants
+  -- the same waiter.
+  cur = redis.call('GET', KEYS[1])
+  if not cur then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local first = nil
+    for _ = 1, 100 do
+      local h = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+      if not h then break end
+      local hv, dl = string.match(h, '^([0-9a-f]+)|(%d+)|')
+      if hv and tonumber(dl) >= now then
+        first = hv
+        break
+      end
+      redis.call('ZREM', KEYS[3], h)
+    end
+    if not first then
+      redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
+    elseif first == v then
+      -- Others may wait behind us: mark the value for our release.
+      redis.call('SET', KEYS[1], v .. '+', 'PX', ARGV[2])
+    else
+      cur = ''
+    end
+  end
+else
+  cur = redis.call('SET', KEYS[1], v, 'NX', 'GET', 'PX', ARGV[2])
+end
 if not cur then
   local tok = draw()
-  if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+  if ARGV[5] ~= '' and ARGV[3] ~= 'f' then
+    -- We were in line, so others may be: mark the value for our release.
+    redis.call('ZREM', KEYS[3], ARGV[5])
+    redis.call('APPEND', KEYS[1], '+')
+  elseif ARGV[5] ~= '' then
+    redis.call('ZREM', KEYS[3], ARGV[5])
+  end
   return {1, tok, tonumber(ARGV[2])}
 end
 if cur == v or cur == v .. '+' then
@@ -39,12 +77,12 @@ if cur == v or cur == v .. '+' then
   if ARGV[4] == '1' then tok = tonumber(redis.call('GET', KEYS[2]) or '0') end
   return {1, tok, redis.call('PTTL', KEYS[1])}
 end
-if ARGV[3] ~= 'w' then
+if ARGV[3] == 't' then
   return {0, redis.call('PTTL', KEYS[1])}
 end
 
 -- Mark a baton holder's value, so its release looks at the line.
-if string.len(cur) == 32 and not string.find(cur, '[^0-9a-f]') then
+if cur ~= '' and string.len(cur) == 32 and not string.find(cur, '[^0-9a-f]') then
   redis.call('APPEND', KEYS[1], '+')
 end
 local pttl = redis.call('PTTL', KEYS[1])
