@@ -130,12 +130,19 @@ func writeChart(path string, rs []bench.Result) error {
 	if amax > 0 {
 		acq.Y.Min, acq.Y.Max = amin/30, amax*1.5
 	}
-	img := vgimg.New(vg.Points(1400), vg.Points(560))
+	plots := []*plot.Plot{wait, acq}
+	if m, err := manyChart(rs); err != nil {
+		return err
+	} else if m != nil {
+		plots = append(plots, m)
+	}
+	img := vgimg.New(vg.Points(float64(700*len(plots))), vg.Points(560))
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(30), PadTop: vg.Points(10), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(10)}
-	cs := plot.Align([][]*plot.Plot{{wait, acq}}, tiles, dc)
-	wait.Draw(cs[0][0])
-	acq.Draw(cs[0][1])
+	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(30), PadTop: vg.Points(10), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(10)}
+	cs := plot.Align([][]*plot.Plot{plots}, tiles, dc)
+	for i, p := range plots {
+		p.Draw(cs[0][i])
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -161,4 +168,46 @@ func span(lo, hi, v float64) (float64, float64) {
 		lo = v
 	}
 	return lo, max(hi, v)
+}
+
+// manyChart draws acquisitions/s of the "many" workload at 100 locks ×
+// 4 clients, one bar per implementation and store (nil when none ran).
+func manyChart(rs []bench.Result) (*plot.Plot, error) {
+	var sel []bench.Result
+	for _, r := range rs {
+		if r.Workload == "many" && r.Locks == 100 && r.Repeat == 0 {
+			sel = append(sel, r)
+		}
+	}
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = "100 independent locks × 4 clients — acquisitions/s"
+	p.Y.Label.Text = "acquisitions/s"
+	p.Add(plotter.NewGrid())
+	var names []string
+	w := vg.Points(28)
+	for i, r := range sel {
+		b, err := plotter.NewBarChart(plotter.Values{r.AcqPerS}, w)
+		if err != nil {
+			return nil, err
+		}
+		col, ok := storeColors[r.Store]
+		if !ok {
+			col = color.RGBA{A: 0xff}
+		}
+		b.Color = col
+		if r.Impl != "baton" {
+			b.Color = color.RGBA{R: col.R / 2, G: col.G / 2, B: col.B / 2, A: 0x90}
+		}
+		b.Offset = vg.Length(i)*w*1.2 - vg.Length(len(sel)-1)*w*0.6
+		p.Add(b)
+		p.Legend.Add(r.Impl+" · "+r.Store, b)
+		names = append(names, r.Impl+" · "+r.Store)
+	}
+	p.NominalX("")
+	p.Legend.Top = true
+	_ = names
+	return p, nil
 }

@@ -33,6 +33,7 @@ type plan struct {
 
 	child  string // run only this store, writing results to -out
 	render bool   // rebuild the report from the saved results only
+	keep   bool   // keep the saved results of the stores not run
 }
 
 func main() {
@@ -47,6 +48,7 @@ func main() {
 	flag.StringVar(&p.batonBin, "baton", "", "baton binary for the footprint workload (built if empty)")
 	flag.StringVar(&p.out, "out", "../docs", "directory for PERFORMANCE.md, the chart and the raw results")
 	flag.StringVar(&p.child, "child", "", "internal: run this one store in this process and write JSON lines to -out")
+	flag.BoolVar(&p.keep, "keep", false, "keep the saved results of the stores not run (from -out), with a note saying when they ran")
 	flag.BoolVar(&p.render, "render", false, "rebuild PERFORMANCE.md and the chart from the results saved in -out, without running")
 	flag.Parse()
 	p.sweep = ints(sweep)
@@ -96,13 +98,19 @@ func run(ctx context.Context, p plan) error {
 			p.batonBin = ""
 		}
 	}
+	var all []bench.Result
+	var notes []string
+	kept, keptStores, keptNotes := p.keepOthers()
 	raw, err := os.Create(filepath.Join(p.out, "bench-results.jsonl"))
 	if err != nil {
 		return err
 	}
 	defer raw.Close()
-	var all []bench.Result
-	var notes []string
+	for _, r := range kept {
+		_ = r.WriteJSON(raw)
+	}
+	all = append(all, kept...)
+	notes = append(notes, keptNotes...)
 	for _, st := range p.stores {
 		if ctx.Err() != nil {
 			break
@@ -120,7 +128,9 @@ func run(ctx context.Context, p plan) error {
 	}
 	env.Elapsed = time.Since(start)
 	env.LoadAfter = sh("cat", "/proc/loadavg")
-	if err := saveRun(filepath.Join(p.out, runFile), savedRun{Plan: p.saved(), Machine: env, Notes: notes}); err != nil {
+	sp := p.saved()
+	sp.Stores = append(keptStores, sp.Stores...)
+	if err := saveRun(filepath.Join(p.out, runFile), savedRun{Plan: sp, Machine: env, Notes: notes}); err != nil {
 		return err
 	}
 	return render(ctx, p)

@@ -57,7 +57,7 @@ func describeMachine() machine {
 func find(rs []bench.Result, impl, st, workload string, clients int) *bench.Result {
 	for i := range rs {
 		r := &rs[i]
-		if r.Impl == impl && r.Store == st && r.Workload == workload && (clients == 0 || r.Clients == clients) {
+		if r.Impl == impl && r.Store == st && r.Workload == workload && (clients == 0 || r.Clients == clients) && r.Repeat == 0 && (workload != "many" || r.Locks == 16) {
 			return r
 		}
 	}
@@ -210,6 +210,8 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	for _, c := range checks(rs) {
 		w("| %s | %s | %s | %s |\n", c.store, c.target, c.measured, c.verdict)
 	}
+	w("\n")
+	writeRedisTargets(&b, rs)
 	if b, err := os.ReadFile(analysisFile); err == nil {
 		w("\n%s\n", strings.TrimSpace(string(b)))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton/internal/bench"
@@ -79,4 +80,59 @@ func render(_ context.Context, p plan) error {
 	sp := sr.Plan
 	q := plan{duration: sp.Duration, sweepDur: sp.SweepDur, sweep: sp.Sweep, repeats: sp.Repeats, herd: sp.Herd, stores: sp.Stores, out: p.out}
 	return writeReport(filepath.Join(p.out, "PERFORMANCE.md"), q, sr.Machine, rs, notes)
+}
+
+// keepOthers returns, with -keep, the results saved in p.out for the
+// stores this run does not measure, those stores, and a note saying which
+// figures come from the earlier run.
+func (p plan) keepOthers() ([]bench.Result, []string, []string) {
+	if !p.keep {
+		return nil, nil, nil
+	}
+	b, err := os.ReadFile(filepath.Join(p.out, runFile))
+	if err != nil {
+		return nil, nil, nil
+	}
+	var sr savedRun
+	if json.Unmarshal(b, &sr) != nil {
+		return nil, nil, nil
+	}
+	f, err := os.Open(filepath.Join(p.out, "bench-results.jsonl"))
+	if err != nil {
+		return nil, nil, nil
+	}
+	defer f.Close()
+	now := map[string]bool{}
+	for _, st := range p.stores {
+		now[st] = true
+	}
+	var rs []bench.Result
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r bench.Result
+		if json.Unmarshal(sc.Bytes(), &r) == nil && !now[r.Store] {
+			rs = append(rs, r)
+		}
+	}
+	var stores []string
+	for _, st := range sr.Plan.Stores {
+		if !now[st] {
+			stores = append(stores, st)
+		}
+	}
+	var notes []string
+	if len(stores) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: figures from the earlier run of %s (load before %s); only %s ran in this one",
+			strings.Join(stores, ", "), sr.Machine.Date, sr.Machine.LoadBefore, strings.Join(p.stores, ", ")))
+		for _, n := range sr.Notes {
+			for _, st := range stores {
+				if strings.HasPrefix(n, st+":") || strings.Contains(n, " on "+st) {
+					notes = append(notes, n)
+					break
+				}
+			}
+		}
+	}
+	return rs, stores, notes
 }

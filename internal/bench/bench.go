@@ -51,8 +51,13 @@ type Contenders interface {
 
 // Counters are a store's own cumulative counters at one moment.
 type Counters struct {
-	// Requests is the number of client requests the servers received.
+	// Requests is the number of client requests the servers received
+	// (on Redis: the commands they ran, those inside scripts included).
 	Requests int64
+	// RoundTrips is the number of requests clients sent, a script
+	// counting once; valid only when HasRoundTrips (Redis).
+	RoundTrips    int64
+	HasRoundTrips bool
 	// Fires is the number of watch notifications the servers sent; valid
 	// only when HasFires.
 	Fires    int64

@@ -180,17 +180,23 @@ func (l *etcdFloorLocker) Unlock(ctx context.Context) error {
 // unlockScript deletes the lock key only if it still holds our value.
 const unlockScript = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
 
+// fencedLockScript sets the lock key and draws a fencing token.
+const fencedLockScript = `if redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then return redis.call("incr", KEYS[2]) end return 0`
+
 // RedisFloor cycles SET key value NX PX + EVAL (compare-and-delete) with
 // go-redis. With several Addrs (Redlock) each step goes to every server in
-// parallel: the parallel floor.
+// parallel: the parallel floor. Fenced, it acquires with one EVAL that
+// also draws a fencing token (SET NX PX + INCR): the least a lock with
+// fencing tokens runs on the server.
 type RedisFloor struct {
 	Addrs    []string
 	Password string
+	Fenced   bool
 }
 
 // Open connects one client per server.
 func (f RedisFloor) Open(ctx context.Context) (Client, error) {
-	c := &redisFloorClient{}
+	c := &redisFloorClient{fenced: f.Fenced}
 	for _, a := range f.Addrs {
 		rc := goredis.NewClient(&goredis.Options{Addr: a, Password: f.Password, ContextTimeoutEnabled: true})
 		if err := rc.Ping(ctx).Err(); err != nil {
@@ -203,7 +209,10 @@ func (f RedisFloor) Open(ctx context.Context) (Client, error) {
 	return c, nil
 }
 
-type redisFloorClient struct{ rcs []*goredis.Client }
+type redisFloorClient struct {
+	rcs    []*goredis.Client
+	fenced bool
+}
 
 func (c *redisFloorClient) closeAll() {
 	for _, rc := range c.rcs {
@@ -243,6 +252,9 @@ func (l *redisFloorLocker) Lock(ctx context.Context) error {
 	l.n++
 	l.value = fmt.Sprintf("%p-%d", l, l.n)
 	return l.each(func(rc *goredis.Client) error {
+		if l.c.fenced {
+			return rc.Eval(ctx, fencedLockScript, []string{l.key, l.key + ":token"}, l.value, floorTTL.Milliseconds()).Err()
+		}
 		return rc.SetArgs(ctx, l.key, l.value, goredis.SetArgs{Mode: "NX", TTL: floorTTL}).Err()
 	})
 }

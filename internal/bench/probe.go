@@ -162,9 +162,14 @@ func httpGet(ctx context.Context, url string) (string, error) {
 	return string(b), err
 }
 
-// RedisProbe reads INFO stats on every server. Requests is the sum of
-// total_commands_processed, less the INFO commands of earlier samples
-// (one per sample). Redis has no watches: HasFires is false.
+// RedisProbe reads INFO stats and INFO commandstats on every server.
+// Requests is the sum of the commandstats calls of every command, the
+// commands run inside scripts included (as the server counts them), less
+// the probe's own INFO (and AUTH) of earlier samples. RoundTrips is the
+// sum of total_reads_processed, the reads of client requests off the
+// sockets, less the probe's own (its INFO, AUTH and closing read of each
+// sample): requests a client sent, a script counting once. Redis has no
+// watches: HasFires is false.
 type RedisProbe struct {
 	// Addrs are host:port.
 	Addrs []string
@@ -176,27 +181,42 @@ type RedisProbe struct {
 
 // Sample reads every server once.
 func (p *RedisProbe) Sample(ctx context.Context) (Counters, error) {
-	var c Counters
+	c := Counters{HasRoundTrips: true}
 	for _, a := range p.Addrs {
 		out, err := redisInfo(ctx, a, p.Password)
 		if err != nil {
 			return Counters{}, err
 		}
-		v, ok := parseFields(out, ":")["total_commands_processed"]
+		f := parseFields(out, ":")
+		reads, ok := f["total_reads_processed"]
 		if !ok {
-			return Counters{}, fmt.Errorf("bench: INFO on %s: no total_commands_processed", a)
+			return Counters{}, fmt.Errorf("bench: INFO on %s: no total_reads_processed", a)
 		}
-		n := int64(v) - p.samples
+		var calls int64
+		for line := range strings.SplitSeq(out, "\n") {
+			if _, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls="); ok && strings.HasPrefix(line, "cmdstat_") {
+				n, _ := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
+				calls += n
+			}
+		}
+		if calls == 0 {
+			return Counters{}, fmt.Errorf("bench: INFO on %s: no commandstats", a)
+		}
+		own := p.samples // the INFO of each earlier sample
+		ownReads := 2*p.samples + 1
 		if p.Password != "" {
-			n -= p.samples // the AUTH of each earlier sample
+			own += p.samples
+			ownReads += p.samples + 1
 		}
-		c.Requests += n
+		c.Requests += calls - own
+		c.RoundTrips += int64(reads) - ownReads
 	}
 	p.samples++
 	return c, nil
 }
 
-// redisInfo runs INFO stats over a fresh connection with raw RESP.
+// redisInfo runs INFO stats commandstats over a fresh connection with raw
+// RESP.
 func redisInfo(ctx context.Context, addr, password string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -222,7 +242,7 @@ func redisInfo(ctx context.Context, addr, password string) (string, error) {
 			return "", fmt.Errorf("bench: AUTH on %s: %s", addr, strings.TrimSpace(line))
 		}
 	}
-	if _, err := io.WriteString(conn, "*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n"); err != nil {
+	if _, err := io.WriteString(conn, "*3\r\n$4\r\nINFO\r\n$5\r\nstats\r\n$12\r\ncommandstats\r\n"); err != nil {
 		return "", err
 	}
 	head, err := rd.ReadString('\n')

@@ -45,8 +45,12 @@ type Result struct {
 	MinPerClient *int `json:"min_per_client"`
 	MaxPerClient *int `json:"max_per_client"`
 	// ServerRequestsPerAcq: client requests the store's servers received
-	// per acquisition, from the store's own counters.
+	// per acquisition, from the store's own counters (on Redis, the
+	// commands they ran, those inside scripts included).
 	ServerRequestsPerAcq *float64 `json:"server_requests_per_acq"`
+	// ServerRoundTripsPerAcq: on Redis, the requests clients sent per
+	// acquisition (a script counting once), from the servers' reads.
+	ServerRoundTripsPerAcq *float64 `json:"server_round_trips_per_acq,omitempty"`
 	// RSSMB: the process's resident set with all waiters queued (footprint).
 	RSSMB *float64 `json:"rss_mb"`
 	// HeapMB: the Go heap in use at the same moment (footprint).
@@ -58,6 +62,9 @@ type Result struct {
 	// holder had started to release: mutual-exclusion violations.
 	Overlaps int    `json:"overlaps"`
 	Note     string `json:"note,omitempty"`
+	// Repeat numbers one of several interleaved runs whose median is
+	// reported in a result of its own (Repeat 0).
+	Repeat int `json:"repeat,omitempty"`
 }
 
 func f64(v float64) *float64 { return &v }
@@ -76,7 +83,7 @@ func (r Result) WriteJSON(w io.Writer) error {
 // TableHeader is the column list WriteTable prints.
 var TableHeader = []string{"impl", "store", "workload", "clients", "acq/s",
 	"cycle p50", "cycle p99", "wait p50", "wait p99", "hand-off p50", "hand-off p99",
-	"fires/rel", "reacq %", "fifo %", "min/max", "req/acq", "rss MB", "err"}
+	"fires/rel", "reacq %", "fifo %", "min/max", "req/acq", "rt/acq", "rss MB", "err"}
 
 // Row formats r as the cells of one table row (times in ms).
 func (r Result) Row() []string {
@@ -103,7 +110,7 @@ func (r Result) Row() []string {
 	return []string{r.Impl, r.Store, r.Workload, clients, fmt.Sprintf("%.0f", r.AcqPerS),
 		ms(r.CycleP50), ms(r.CycleP99), ms(r.WaitP50), ms(r.WaitP99), ms(r.HandoffP50), ms(r.HandoffP99),
 		num(r.FiresPerRelease, 3), num(r.ReacquirePct, 1), num(r.FIFOPct, 1), mm,
-		num(r.ServerRequestsPerAcq, 2), num(r.RSSMB, 1), fmt.Sprint(r.Errors)}
+		num(r.ServerRequestsPerAcq, 2), num(r.ServerRoundTripsPerAcq, 2), num(r.RSSMB, 1), fmt.Sprint(r.Errors)}
 }
 
 // WriteTable writes results as an aligned text table (times in ms).
@@ -128,6 +135,9 @@ func WriteMarkdown(w io.Writer, rs []Result) error {
 	}
 	fmt.Fprintf(w, "| %s |\n", strings.Join(seps, " | "))
 	for _, r := range rs {
+		if r.Repeat > 0 {
+			continue
+		}
 		if _, err := fmt.Fprintf(w, "| %s |\n", strings.Join(r.Row(), " | ")); err != nil {
 			return err
 		}

@@ -140,5 +140,8 @@ func sample(ctx context.Context, p Probe) (Counters, bool) {
 func requestsPerAcq(r *Result, before, after Counters, ok bool, acq int) {
 	if ok && acq > 0 {
 		r.ServerRequestsPerAcq = f64(float64(after.Requests-before.Requests) / float64(acq))
+		if after.HasRoundTrips {
+			r.ServerRoundTripsPerAcq = f64(float64(after.RoundTrips-before.RoundTrips) / float64(acq))
+		}
 	}
 }

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/batonhq/baton/internal/bench"
+)
+
+// spread is one figure over the interleaved runs of a result: the median
+// and the range.
+type spread struct {
+	med, lo, hi float64
+	n           int
+}
+
+func (s spread) String() string {
+	if s.n == 0 {
+		return "-"
+	}
+	if s.n == 1 {
+		return trim(s.med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", trim(s.med), trim(s.lo), trim(s.hi))
+}
+
+func trim(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// figure collects metric over the runs of impl on st (the interleaved
+// repeats when there are some, else the one result).
+func figure(rs []bench.Result, impl, st, workload string, clients int, metric func(bench.Result) (float64, bool)) spread {
+	var vs, single []float64
+	for _, r := range rs {
+		if r.Impl != impl || r.Store != st || r.Workload != workload || (clients != 0 && r.Clients != clients) {
+			continue
+		}
+		v, ok := metric(r)
+		if !ok {
+			continue
+		}
+		if r.Repeat > 0 {
+			vs = append(vs, v)
+		} else {
+			single = append(single, v)
+		}
+	}
+	if len(vs) == 0 {
+		vs = single
+	}
+	if len(vs) == 0 {
+		return spread{}
+	}
+	slices.Sort(vs)
+	return spread{med: vs[len(vs)/2], lo: vs[0], hi: vs[len(vs)-1], n: len(vs)}
+}
+
+func ptr(get func(bench.Result) *float64, scale float64) func(bench.Result) (float64, bool) {
+	return func(r bench.Result) (float64, bool) {
+		p := get(r)
+		if p == nil {
+			return 0, false
+		}
+		return *p * scale, true
+	}
+}
+
+var (
+	cmdsPerAcq = ptr(func(r bench.Result) *float64 { return r.ServerRequestsPerAcq }, 1)
+	rtPerAcq   = ptr(func(r bench.Result) *float64 { return r.ServerRoundTripsPerAcq }, 1)
+	cycleP50ms = ptr(func(r bench.Result) *float64 { return r.CycleP50 }, 1e-3)
+	handoffP99 = ptr(func(r bench.Result) *float64 { return r.HandoffP99 }, 1e-3)
+	reacqPct   = ptr(func(r bench.Result) *float64 { return r.ReacquirePct }, 1)
+	fifoPct    = ptr(func(r bench.Result) *float64 { return r.FIFOPct }, 1)
+	acqPerS    = func(r bench.Result) (float64, bool) { return r.AcqPerS, r.Acquisitions > 0 }
+	maxOverMin = func(r bench.Result) (float64, bool) {
+		if r.MinPerClient == nil || r.MaxPerClient == nil || *r.MinPerClient == 0 {
+			return 0, false
+		}
+		return float64(*r.MaxPerClient) / float64(*r.MinPerClient), true
+	}
+)
+
+// redisRow is one line of the Redis targets table.
+type redisRow struct {
+	target, before, baton, peer, floor, verdict string
+}
+
+// redisTargets evaluates the targets of issue 14 on redis and redlock5.
+func redisTargets(rs []bench.Result) []redisRow {
+	var out []redisRow
+	verdict := func(ok, known bool) string {
+		switch {
+		case !known:
+			return "not measured"
+		case ok:
+			return "met"
+		}
+		return "**missed**"
+	}
+	add := func(target, before string, b, q, f spread, ok bool, extra string) {
+		v := verdict(ok, b.n > 0)
+		if extra != "" {
+			v += extra
+		}
+		out = append(out, redisRow{target, before, b.String(), q.String(), f.String(), v})
+	}
+	none := spread{}
+
+	// Single instance, uncontended.
+	st := "redis"
+	bRT := figure(rs, "baton", st, "uncontended", 0, rtPerAcq)
+	add("1 · uncontended: round trips per cycle ≤ 2", "2", bRT,
+		figure(rs, "redsync", st, "uncontended", 0, rtPerAcq), figure(rs, "floor", st, "floor", 0, rtPerAcq),
+		bRT.n > 0 && bRT.med <= 2.05, "")
+	bC := figure(rs, "baton", st, "uncontended", 0, cmdsPerAcq)
+	qC := figure(rs, "redsync", st, "uncontended", 0, cmdsPerAcq)
+	fC := figure(rs, "fenced floor", st, "floor", 0, cmdsPerAcq)
+	extra := ""
+	if bC.n > 0 && qC.n > 0 && bC.med > qC.med && fC.n > 0 && bC.med <= fC.med+0.05 {
+		extra = fmt.Sprintf(": at the fenced floor (%s: a fencing token costs an INCR, and taking it in the acquiring round trip a script); requests sent: see row 1", trim(fC.med))
+	}
+	add("2 · uncontended: server requests per cycle ≤ redsync's (commands run, scripts' included)", "20 vs 4", bC, qC,
+		figure(rs, "floor", st, "floor", 0, cmdsPerAcq), bC.n > 0 && qC.n > 0 && bC.med <= qC.med, extra)
+	bP := figure(rs, "baton", st, "uncontended", 0, cycleP50ms)
+	fP := figure(rs, "floor", st, "floor", 0, cycleP50ms)
+	ff := figure(rs, "fenced floor", st, "floor", 0, cycleP50ms)
+	add(fmt.Sprintf("3 · uncontended: cycle p50 ≤ 1.1× floor, ms (ratio %s; fenced floor %s)", ratioStr(bP, fP), ff),
+		"-", bP, figure(rs, "redsync", st, "uncontended", 0, cycleP50ms), fP, bP.n > 0 && fP.n > 0 && bP.med <= 1.1*fP.med, "")
+
+	// Single instance, 8 contenders.
+	bA := figure(rs, "baton", st, "contended", 8, acqPerS)
+	qA := figure(rs, "redsync", st, "contended", 8, acqPerS)
+	add(fmt.Sprintf("4 · 8 contenders: acq/s ≥ 1.5× redsync's (ratio %s)", ratioStr(bA, qA)), "2,472 vs 5,602", bA, qA,
+		figure(rs, "floor", st, "floor", 0, func(r bench.Result) (float64, bool) { return r.AcqPerS, true }),
+		bA.n > 0 && qA.n > 0 && bA.med >= 1.5*qA.med, "")
+	bR := figure(rs, "baton", st, "contended", 8, reacqPct)
+	bM := figure(rs, "baton", st, "contended", 8, maxOverMin)
+	add(fmt.Sprintf("5 · 8 contenders: FIFO: 0%% back-to-back re-acquisition (%%), per-client max÷min ≤ 1.1 (%s)", bM), "0%", bR,
+		figure(rs, "redsync", st, "contended", 8, reacqPct), none, bR.n > 0 && bR.med == 0 && bM.n > 0 && bM.med <= 1.1, "")
+	bH := figure(rs, "baton", st, "contended", 8, handoffP99)
+	add("6 · 8 contenders: hand-off p99 < 1 ms", "1.0 ms", bH, figure(rs, "redsync", st, "contended", 8, handoffP99), none,
+		bH.n > 0 && bH.med < 1, "")
+	bQ := figure(rs, "baton", st, "contended", 8, cmdsPerAcq)
+	qQ := figure(rs, "redsync", st, "contended", 8, cmdsPerAcq)
+	add(fmt.Sprintf("7 · 8 contenders: server requests per acquisition ≤ 2× redsync's (round trips: baton %s, redsync %s)",
+		figure(rs, "baton", st, "contended", 8, rtPerAcq), figure(rs, "redsync", st, "contended", 8, rtPerAcq)),
+		"42 vs 4", bQ, qQ, none, bQ.n > 0 && qQ.n > 0 && bQ.med <= 2*qQ.med, "")
+
+	// Redlock ×5, uncontended.
+	st = "redlock5"
+	bP = figure(rs, "baton", st, "uncontended", 0, cycleP50ms)
+	fP = figure(rs, "floor", st, "floor", 0, cycleP50ms)
+	add(fmt.Sprintf("8 · Redlock ×5 uncontended: cycle p50 ≤ 1.1× parallel floor, ms (ratio %s)", ratioStr(bP, fP)), "1.51×", bP,
+		figure(rs, "redsync", st, "uncontended", 0, cycleP50ms), fP, bP.n > 0 && fP.n > 0 && bP.med <= 1.1*fP.med, "")
+	bC = figure(rs, "baton", st, "uncontended", 0, cmdsPerAcq)
+	qC = figure(rs, "redsync", st, "uncontended", 0, cmdsPerAcq)
+	add("9 · Redlock ×5 uncontended: server requests per cycle ≤ 1.1× redsync's", "75 vs 20", bC, qC,
+		figure(rs, "floor", st, "floor", 0, cmdsPerAcq), bC.n > 0 && qC.n > 0 && bC.med <= 1.1*qC.med, "")
+	bRT = figure(rs, "baton", st, "uncontended", 0, rtPerAcq)
+	add("10 · Redlock ×5 uncontended: the run_id guard costs no round trip per cycle (round trips per cycle, all masters)", "-", bRT,
+		figure(rs, "redsync", st, "uncontended", 0, rtPerAcq), figure(rs, "floor", st, "floor", 0, rtPerAcq),
+		bRT.n > 0 && bRT.med <= 10.05, "")
+
+	// Redlock ×5, 8 contenders.
+	bA = figure(rs, "baton", st, "contended", 8, acqPerS)
+	qA = figure(rs, "redsync", st, "contended", 8, acqPerS)
+	add(fmt.Sprintf("11 · Redlock ×5, 8 contenders: acq/s ≥ redsync's (ratio %s)", ratioStr(bA, qA)), "501 vs 1,679", bA, qA, none,
+		bA.n > 0 && qA.n > 0 && bA.med >= qA.med, "")
+	bR = figure(rs, "baton", st, "contended", 8, reacqPct)
+	add("12 · Redlock ×5, 8 contenders: same-client re-acquisition ≤ 5%", "14% vs 98%", bR,
+		figure(rs, "redsync", st, "contended", 8, reacqPct), none, bR.n > 0 && bR.med <= 5, "")
+	bF := figure(rs, "baton", st, "contended", 8, fifoPct)
+	add(fmt.Sprintf("13 · Redlock ×5, 8 contenders: no split-vote livelock, woken in order (FIFO %%; round trips per acquisition %s)",
+		figure(rs, "baton", st, "contended", 8, rtPerAcq)), "-", bF,
+		figure(rs, "redsync", st, "contended", 8, fifoPct), none, bF.n > 0 && bF.med >= 95, "")
+	return out
+}
+
+func ratioStr(a, b spread) string {
+	if a.n == 0 || b.n == 0 || b.med == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", a.med/b.med)
+}
+
+// writeRedisTargets writes the Redis targets table.
+func writeRedisTargets(b *strings.Builder, rs []bench.Result) {
+	rows := redisTargets(rs)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Redis targets (issue 14)\n\n")
+	fmt.Fprintf(b, "Medians of the interleaved runs (floor, fenced floor, baton, redsync, floor, …), with their range; ")
+	fmt.Fprintf(b, "\"before\" is baton before the change (the issue's figures, baton vs redsync where two are given). ")
+	fmt.Fprintf(b, "Server requests are the commands the servers ran, those inside scripts included (INFO commandstats); ")
+	fmt.Fprintf(b, "round trips are the requests clients sent, a script counting once (the servers' total_reads_processed).\n\n")
+	fmt.Fprintf(b, "| target | before | baton | redsync | floor | verdict |\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", r.target, r.before, r.baton, r.peer, r.floor, r.verdict)
+	}
+	fmt.Fprintf(b, "\n")
+}
