@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -133,8 +134,11 @@ func (h *hold) stopRenewal() {
 func (h *hold) wait() { h.inflight.Wait() }
 
 // randomValue is a lock value unique to one acquisition attempt: a random
-// UUID.
-func randomValue() string { return uuid.NewString() }
+// UUID in 32 hex digits (the scripts tell baton's values by that form).
+func randomValue() string {
+	u := uuid.New()
+	return hex.EncodeToString(u[:])
+}
 
 // expiryTime is the hold's loss deadline; the zero Time once the lease
 // has ended.
