@@ -26,6 +26,7 @@ type storeFlags struct {
 	ttl  time.Duration
 	tls  store.TLSFiles
 	name string // the recipe name, checked against the store kind before dialing
+	verb string // the command ("lock", …), written into our nodes' identity
 }
 
 // options are the store.Options the flags ask for.
@@ -65,6 +66,7 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	if sf != nil {
+		sf.verb = name
 		def := m.Getenv("BATON_STORE")
 		if def == "" {
 			def = defaultStore
@@ -155,6 +157,13 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if s.Session != nil && sf.verb != "" {
+		// The identity written into our nodes says what holds them
+		// (`baton status` shows it); CMD's arguments stay out of it.
+		id := baton.DefaultIdentity()
+		id.Cmd = strings.TrimSpace("baton " + sf.verb + " " + sf.name)
+		s.Session = s.Session.WithIdentity(id)
 	}
 	return s, nil
 }

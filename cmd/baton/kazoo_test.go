@@ -77,7 +77,7 @@ func TestStatusFlagsKazooOnZooKeeper(t *testing.T) {
 	}
 	// Identity from the node's data; age and token from its stat; the TTL
 	// is the holder's session timeout, a bound.
-	if !regexp.MustCompile(` holder +\S+ pid [0-9]+ baton +[0-9.]+m?s +≤10s +[1-9][0-9]* `).MatchString(lines[3]) {
+	if !regexp.MustCompile(` holder +\S+ pid [0-9]+ baton lock /kz +[0-9.]+m?s +≤10s +[1-9][0-9]* `).MatchString(lines[3]) {
 		t.Errorf("holder row lacks identity, age, TTL or token: %q", lines[3])
 	}
 	holder.signal(syscall.SIGINT)

@@ -57,7 +57,7 @@ func TestStatusSemaphore(t *testing.T) {
 			if n.Role != layout.RoleHolder {
 				continue
 			}
-			if !pids[n.PID] || n.Host == "" || n.Peer != layout.PeerBaton || n.Age < 0 || n.TTL <= 0 || n.TTL > 10*time.Second {
+			if !pids[n.PID] || n.Host == "" || n.Cmd != "baton semaphore "+name || n.Peer != layout.PeerBaton || n.Age < 0 || n.TTL <= 0 || n.TTL > 10*time.Second {
 				t.Errorf("holder %+v", n)
 			}
 			delete(pids, n.PID)
