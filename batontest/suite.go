@@ -152,11 +152,6 @@ func waitFor(d time.Duration, cond func() bool) bool {
 	return cond()
 }
 
-// fires returns the watch notifications seen so far across ss.
-func fires(t *testing.T, h Harness, ss []*baton.Session) int64 {
-	return firesExcept(t, h, ss, nil)
-}
-
 // firesExcept returns the watch notifications seen so far across ss except
 // by releaser: the one a holder's watch on its own node gets when it
 // deletes that node is not a waiter woken. With a store-wide count
