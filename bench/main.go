@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/batonhq/baton/internal/bench"
 )
 
 // plan is what one run measures.
@@ -98,7 +96,6 @@ func run(ctx context.Context, p plan) error {
 			p.batonBin = ""
 		}
 	}
-	var all []bench.Result
 	var notes []string
 	kept, keptStores, keptNotes := p.keepOthers()
 	raw, err := os.Create(filepath.Join(p.out, "bench-results.jsonl"))
@@ -109,7 +106,6 @@ func run(ctx context.Context, p plan) error {
 	for _, r := range kept {
 		_ = r.WriteJSON(raw)
 	}
-	all = append(all, kept...)
 	notes = append(notes, keptNotes...)
 	for _, st := range p.stores {
 		if ctx.Err() != nil {
@@ -119,7 +115,6 @@ func run(ctx context.Context, p plan) error {
 		for _, r := range rs {
 			_ = r.WriteJSON(raw)
 		}
-		all = append(all, rs...)
 		notes = append(notes, n...)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s: %v", st, err))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything (scripts/setup.sh) and runs every test against the
-# real engines: go vet and go test -race over every module of go.work, each
+# real engines: go vet, staticcheck and go test -race over every module of go.work, each
 # built from its own go.mod (GOWORK=off), as a user of that module gets it.
 # With CI set, a missing engine fails the run.
 set -euo pipefail
@@ -17,10 +17,13 @@ if [ "$modules" != "$found" ]; then
   exit 1
 fi
 
+# staticcheck, pinned; go run builds it once and caches it.
+staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
+
 export GOWORK=off
 for mod in $modules; do
-  echo "== $mod: go mod tidy -diff, go vet"
-  (cd "$mod" && go mod tidy -diff && go vet ./...)
+  echo "== $mod: go mod tidy -diff, go vet, staticcheck"
+  (cd "$mod" && go mod tidy -diff && go vet ./... && $staticcheck ./...)
 done
 
 # The command line and the library's packages (not its Linux-only test
