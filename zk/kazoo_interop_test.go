@@ -52,6 +52,7 @@ func TestInteropKazooRecipes(t *testing.T) {
 	p := kazooRecipes(t)
 	t.Run("WriteLock", func(t *testing.T) { testKazooWriteLock(t, p) })
 	t.Run("ReadLock", func(t *testing.T) { testKazooReadLock(t, p) })
+	t.Run("WriterBehindReader", func(t *testing.T) { testKazooWriterBehindReader(t, p) })
 	t.Run("Identity", func(t *testing.T) { testKazooReadsIdentity(t, p) })
 	t.Run("Barrier", func(t *testing.T) { testKazooBarrier(t, p) })
 	t.Run("DoubleBarrier", func(t *testing.T) { testKazooDoubleBarrier(t, p) })
@@ -318,6 +319,33 @@ func testKazooWriteLock(t *testing.T, p peer) {
 	k.send(t, "acquire")
 	waitKids(t, ctx, s, path, 2)
 	if err := w.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := k.line(t, ctx); l != "ok" {
+		t.Fatalf("kazoo's acquire: %q", l)
+	}
+	k.expect(t, ctx, "release", "ok")
+}
+
+// testKazooWriterBehindReader: a kazoo writer queued behind our reader
+// waits for it, and status calls it a waiter, not a holder.
+func testKazooWriterBehindReader(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	s := openT(t, 10*time.Second)
+	m := baton.NewRWMutex(s, path)
+	if _, err := m.RLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k := startKazoo(t, ctx, p, "writelock", path, 1)
+	k.send(t, "acquire")
+	waitKids(t, ctx, s, path, 2)
+	r := statusOf(t, ctx, s, path)
+	if r.Holders != 1 || r.Waiters != 1 || r.Entries[0].Role != layout.RoleHolder || r.Entries[1].Role != layout.RoleWaiter ||
+		r.Entries[1].Peer != layout.PeerKazoo || r.Entries[1].Identity != "foreign" {
+		t.Fatalf("status: %+v", r)
+	}
+	if err := m.RUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if l := k.line(t, ctx); l != "ok" {
