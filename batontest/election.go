@@ -242,8 +242,8 @@ func testElectionCancel(t *testing.T, h Harness) {
 	if err := <-res; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Campaign returned %v", err)
 	}
-	if n := len(children(t, h, name)); n != 1 {
-		t.Fatalf("%d nodes after cancel, want 1", n)
+	if !settles(func() bool { return len(children(t, h, name)) == 1 }) {
+		t.Fatalf("%d nodes after cancel, want 1", len(children(t, h, name)))
 	}
 	if e.Lease() != nil {
 		t.Fatal("a cancelled Campaign left a lease")

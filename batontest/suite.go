@@ -140,6 +140,12 @@ func observer(t *testing.T, h Harness) *baton.Session {
 	return s
 }
 
+// settles reports whether cond comes to hold within 10 s. A cancelled
+// call returns at once; a request it abandoned in flight (a create whose
+// reply had not come) is undone in the background, so what it made may
+// outlive its return by a round trip.
+func settles(cond func() bool) bool { return waitFor(10*time.Second, cond) }
+
 // waitFor polls cond every few milliseconds until it holds or d passes.
 func waitFor(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
