@@ -162,6 +162,8 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResul
 	var res childResult
 	var kill <-chan time.Time
 	lost := rs.lost
+	stops := 0      // SIGINTs and SIGTERMs passed on
+	killed := false // baton SIGKILLed the group (and so the watchdog)
 	for {
 		select {
 		case err := <-done:
@@ -177,12 +179,19 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResul
 			res.status = exitStatus(cmd.ProcessState, err)
 			return res, nil
 		case s := <-sigs.c:
-			_ = syscall.Kill(-pgid, s.(syscall.Signal))
+			sig := s.(syscall.Signal)
+			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
+				// A second ^C or SIGTERM means now: SIGKILL the group.
+				if stops++; stops > 1 {
+					sig, killed = syscall.SIGKILL, true
+				}
+			}
+			_ = syscall.Kill(-pgid, sig)
 		case <-gone:
 			// The watchdog is dead: it fired (and killed the group), or
 			// it was killed, and then CMD is unguarded.
 			gone = nil
-			if !g.hasFired() && kill == nil && !res.lost {
+			if !g.hasFired() && !killed {
 				res.guardDied = true
 			}
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -197,6 +206,7 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResul
 			defer t.Stop()
 			kill = t.C
 		case <-kill:
+			killed = true
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}

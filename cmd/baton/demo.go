@@ -19,13 +19,13 @@ import (
 // promises.
 func (m *Main) demo(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("demo", "demo [--store URL] [--workers 5] [--rounds 6]", &sf, true)
+	fs := m.newFlags("demo", "demo [--store URL] [--workers 5] [--rounds 6]   (no --store and no $BATON_STORE: an embedded etcd)", &sf, true)
 	workers := fs.Int("workers", 5, "lock contenders (election, barrier and queue use up to 4)")
 	rounds := fs.Int("rounds", 6, "acquisitions per lock contender")
-	// The demo embeds its own etcd unless --store is given ($BATON_STORE
-	// does not apply), and uses short sessions so a crash fails over fast.
-	sf.url, sf.ttl = "", 2*time.Second
-	fs.Lookup("store").DefValue, fs.Lookup("ttl").DefValue = "", "2s"
+	// The demo embeds its own etcd unless --store or $BATON_STORE names a
+	// store, and uses short sessions so a crash fails over fast.
+	sf.url, sf.ttl = m.Getenv("BATON_STORE"), 2*time.Second
+	fs.Lookup("store").DefValue, fs.Lookup("ttl").DefValue = sf.url, "2s"
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err

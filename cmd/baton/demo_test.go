@@ -37,8 +37,8 @@ func checkDemo(t *testing.T, out, stderr string, code int) {
 
 func TestDemoEmbedded(t *testing.T) {
 	t.Parallel()
-	// BATON_STORE must not apply: the demo embeds its own etcd.
-	out, stderr, code := run(t, env("BATON_STORE=etcd://127.0.0.1:1"), "demo")
+	// Without --store and $BATON_STORE the demo embeds its own etcd.
+	out, stderr, code := run(t, env(), "demo")
 	if !strings.HasPrefix(out, "baton demo: embedded etcd on 127.0.0.1:") {
 		t.Errorf("output starts %q", out[:min(len(out), 80)])
 	}
@@ -48,6 +48,7 @@ func TestDemoEmbedded(t *testing.T) {
 func TestDemoZooKeeper(t *testing.T) {
 	t.Parallel()
 	addr := zktest.Shared(t).Addr()
-	out, stderr, code := run(t, env(), "demo", "--store", "zk://"+addr, "--workers", "3", "--rounds", "4")
+	// $BATON_STORE names the store, as for every command.
+	out, stderr, code := run(t, env("BATON_STORE=zk://"+addr), "demo", "--workers", "3", "--rounds", "4")
 	checkDemo(t, out, stderr, code)
 }

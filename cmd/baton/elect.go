@@ -39,6 +39,12 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	if *observe && argv != nil {
 		return usageErr("elect: --observe takes no CMD")
 	}
+	if *asJSON && !*observe {
+		return usageErr("elect: --json goes with --observe")
+	}
+	if err := m.checkCmd(argv, "BATON_ELECTION", name); err != nil {
+		return err
+	}
 	sigs := catchSignals()
 	defer sigs.stop()
 	s, err := m.openFor(ctx, sigs, &sf, "elect")

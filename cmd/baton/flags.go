@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"time"
 	"unicode"
@@ -21,12 +22,32 @@ const cleanupTimeout = 5 * time.Second
 
 // storeFlags are the flags every store-using subcommand takes.
 type storeFlags struct {
-	url  string
-	dial time.Duration
-	ttl  time.Duration
-	tls  store.TLSFiles
-	name string // the recipe name, checked against the store kind before dialing
-	verb string // the command ("lock", …), written into our nodes' identity
+	url     string
+	dial    time.Duration
+	ttl     time.Duration
+	withTTL bool // the command has --ttl
+	tls     store.TLSFiles
+	name    string // the recipe name, checked against the store kind before dialing
+	verb    string // the command ("lock", …), written into our nodes' identity
+}
+
+// TTL bounds, the same on every store. A server may still grant another
+// TTL (ZooKeeper keeps a session between 2 and 20 ticks); baton then says
+// so on stderr and keeps its loss deadline by the TTL granted.
+const (
+	minTTL = time.Second
+	maxTTL = 24 * time.Hour
+)
+
+// checkDurations makes every bad duration a usage error.
+func (sf *storeFlags) checkDurations() error {
+	if sf.dial <= 0 {
+		return usageErr("--dial-timeout %v: must be positive", sf.dial)
+	}
+	if sf.withTTL && (sf.ttl < minTTL || sf.ttl > maxTTL) {
+		return usageErr("--ttl %v: must be between %v and %v", sf.ttl, minTTL, maxTTL)
+	}
+	return nil
 }
 
 // options are the store.Options the flags ask for.
@@ -37,6 +58,12 @@ func (sf *storeFlags) options() store.Options {
 // parse parses the store URL and checks the TLS flags and the recipe
 // name against it, before any dialing: every problem is a usage error.
 func (sf *storeFlags) parse() (store.URL, error) {
+	if err := sf.checkDurations(); err != nil {
+		return store.URL{}, err
+	}
+	if sf.url == "" {
+		return store.URL{}, usageErr("--store is empty (want a store URL, or leave --store out for $BATON_STORE or %s)", defaultStore)
+	}
 	u, err := store.Parse(sf.url)
 	if err != nil {
 		return u, usageErr("%v", err)
@@ -74,15 +101,16 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		fs.StringVar(&sf.url, "store", def, "store `URL` (or $BATON_STORE)")
 		fs.DurationVar(&sf.dial, "dial-timeout", store.DefaultDialTimeout, "give up connecting to the store after this long")
 		if withTTL {
-			fs.DurationVar(&sf.ttl, "ttl", baton.DefaultTTL, "session TTL: how long a crashed holder keeps the lock")
+			sf.withTTL = true
+			fs.DurationVar(&sf.ttl, "ttl", baton.DefaultTTL, "session TTL, 1s to 24h: how long a crashed holder keeps the lock (a server may grant another; baton says so)")
 		}
 		fs.StringVar(&sf.tls.CA, "tls-ca", m.Getenv("BATON_TLS_CA"), "PEM `FILE` of CAs for a TLS store, zks://, etcds:// or rediss:// (or $BATON_TLS_CA; default: the system's)")
 		fs.StringVar(&sf.tls.Cert, "tls-cert", m.Getenv("BATON_TLS_CERT"), "PEM `FILE`: client certificate for a TLS store (or $BATON_TLS_CERT)")
 		fs.StringVar(&sf.tls.Key, "tls-key", m.Getenv("BATON_TLS_KEY"), "PEM `FILE`: the client certificate's key (or $BATON_TLS_KEY)")
 	}
 	fs.help = func() {
-		fmt.Fprintf(m.Stderr, "usage: baton %s\n\nflags:\n", synopsis)
-		fs.SetOutput(m.Stderr)
+		fmt.Fprintf(m.Stdout, "usage: baton %s\n\nflags:\n", synopsis)
+		fs.SetOutput(m.Stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
@@ -109,7 +137,11 @@ func parseArgs(fs *flagSet, args []string) (pos, cmd []string, err error) {
 				fs.help()
 				return nil, nil, err
 			}
-			return nil, nil, usageErr("%s: %v (see %s -h)", fs.Name(), err, fs.Name())
+			hint := ""
+			if cmd == nil && strings.Contains(err.Error(), "flag provided but not defined") {
+				hint = "; put CMD after --"
+			}
+			return nil, nil, usageErr("%s: %v (see %s -h%s)", fs.Name(), err, fs.Name(), hint)
 		}
 		rest = fs.Args()
 		if len(rest) == 0 {
@@ -118,7 +150,37 @@ func parseArgs(fs *flagSet, args []string) (pos, cmd []string, err error) {
 		pos = append(pos, rest[0])
 		rest = rest[1:]
 	}
+	var bad error
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "ttl" || f.Name == "dial-timeout" {
+			return // storeFlags.checkDurations has their rules
+		}
+		if g, ok := f.Value.(flag.Getter); ok {
+			if d, ok := g.Get().(time.Duration); ok && d < 0 && bad == nil {
+				bad = usageErr("%s: --%s %v: must not be negative", strings.TrimPrefix(fs.Name(), "baton "), f.Name, d)
+			}
+		}
+	})
+	if bad != nil {
+		return nil, nil, bad
+	}
 	return pos, cmd, nil
+}
+
+// checkCmd refuses, before anything waits in line, a CMD that cannot be
+// found (exit 127) and a lock on NAME inside a CMD already holding it,
+// which would wait for itself forever (exit 2).
+func (m *Main) checkCmd(argv []string, heldVar, name string) error {
+	if argv == nil {
+		return nil
+	}
+	if heldVar != "" && m.Getenv(heldVar) == name {
+		return usageErr("%s=%s: this command already runs under %s; a nested one would wait for itself", heldVar, name, name)
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return exitWith(127, fmt.Errorf("cannot run %s: %v", argv[0], err))
+	}
+	return nil
 }
 
 // checkName rejects names no store can use, before dialing.
@@ -152,7 +214,7 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 		return nil, err
 	}
 	s, err := store.Open(ctx, u, sf.options())
-	if errors.Is(err, store.ErrBadTLS) {
+	if errors.Is(err, store.ErrBadTLS) || errors.Is(err, baton.ErrInvalidTTL) {
 		return nil, usageErr("%v", err)
 	}
 	if err != nil {
@@ -164,6 +226,11 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 		id := baton.DefaultIdentity()
 		id.Cmd = strings.TrimSpace("baton " + sf.verb + " " + sf.name)
 		s.Session = s.Session.WithIdentity(id)
+	}
+	if sf.withTTL && s.Session != nil {
+		if got := s.Session.TTL(); got != sf.ttl {
+			fmt.Fprintf(m.Stderr, "baton: warning: the store granted a session TTL of %v, not the %v asked\n", got, sf.ttl)
+		}
 	}
 	return s, nil
 }

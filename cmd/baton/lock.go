@@ -82,6 +82,9 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	if argv != nil && len(argv) == 0 {
 		return usageErr("lock: no CMD after --")
 	}
+	if err := m.checkCmd(argv, "BATON_LOCK", name); err != nil {
+		return err
+	}
 	sigs := catchSignals()
 	defer sigs.stop()
 

@@ -99,20 +99,26 @@ func init() {
 		{name: "barrier", run: (*Main).barrier, usage: "barrier set|wait|remove NAME | barrier double -n N NAME [-- CMD]"},
 		{name: "semaphore", run: (*Main).semaphore, usage: "semaphore -n N [flags] NAME -- CMD [ARG…]            run CMD as one of N holders"},
 		{name: "bench", run: (*Main).bench, usage: "bench [--store URL] [--workload W] [--clients N] [--duration D] [--json]  measure locks on the store"},
+		{name: "version", run: func(m *Main, _ context.Context, _ []string) error {
+			fmt.Fprintf(m.Stdout, "baton %s\n", version())
+			return nil
+		}, usage: "version                                              print baton's version (also --version)"},
 		{name: "demo", run: (*Main).demo, usage: "demo [--store URL]                                   the whole system on an embedded etcd"},
 		{name: "worker", run: (*Main).worker, hidden: true},
 		{name: "watchdog", run: (*Main).watchdog, hidden: true},
 	}
 }
 
-func (m *Main) usage() {
-	fmt.Fprintf(m.Stderr, "usage: baton COMMAND [ARG…]\n\ncommands:\n")
+// usage prints the overview to w: stdout when asked for, stderr after a
+// usage error.
+func (m *Main) usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: baton COMMAND [ARG…]\n\ncommands:\n")
 	for _, c := range commands {
 		if !c.hidden {
-			fmt.Fprintf(m.Stderr, "  %s\n", c.usage)
+			fmt.Fprintf(w, "  %s\n", c.usage)
 		}
 	}
-	fmt.Fprintf(m.Stderr, "\nThe store is --store URL or $BATON_STORE: zk://[user:pass@]h:p[,h:p…][/chroot],\n"+
+	fmt.Fprintf(w, "\nThe store is --store URL or $BATON_STORE: zk://[user:pass@]h:p[,h:p…][/chroot],\n"+
 		"etcd://[user:pass@]h:p[,…], redis://[user:pass@]h:p[/db], redlock://h:p,h:p,…  (default %s);\n"+
 		"zks://, etcds:// and rediss:// are the same over TLS, with --tls-ca, --tls-cert, --tls-key\n"+
 		"(or $BATON_TLS_CA, $BATON_TLS_CERT, $BATON_TLS_KEY). Passwords are never printed.\n"+
@@ -126,12 +132,15 @@ func (m *Main) usage() {
 // Run runs the subcommand named by args[0].
 func (m *Main) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		m.usage()
+		m.usage(m.Stderr)
 		return exitWith(exitUsage, nil)
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
-		m.usage()
+		m.usage(m.Stdout)
+		return nil
+	case "--version", "-version", "version":
+		fmt.Fprintf(m.Stdout, "baton %s\n", version())
 		return nil
 	}
 	for _, c := range commands {

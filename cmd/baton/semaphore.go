@@ -31,6 +31,9 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	if argv != nil && len(argv) == 0 {
 		return usageErr("semaphore: no CMD after --")
 	}
+	if err := m.checkCmd(argv, "", name); err != nil {
+		return err
+	}
 	sigs := catchSignals()
 	defer sigs.stop()
 	s, err := m.openFor(ctx, sigs, &sf, "semaphore")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,11 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	}
 	if cluster.on() && !set["data-dir"] {
 		*dir = cluster.name + ".etcd"
+	}
+	// A bad address is a usage error, found before etcd makes its data
+	// directory.
+	if _, err := net.ResolveTCPAddr("tcp", *listen); err != nil {
+		return usageErr("serve: --listen %q: want host:port (%v)", *listen, err)
 	}
 	sigs := catchSignals()
 	defer sigs.stop()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -119,6 +120,11 @@ func parse(raw string) (URL, error) {
 		hp, err := hostPort(h, defaultPort[u.Scheme])
 		if err != nil {
 			return URL{}, err
+		}
+		if slices.Contains(u.Hosts, hp) {
+			// One server counted twice would make a Redlock majority of
+			// one, and a ZooKeeper or etcd list lie about its size.
+			return URL{}, fmt.Errorf("host %s listed twice", hp)
 		}
 		u.Hosts = append(u.Hosts, hp)
 	}

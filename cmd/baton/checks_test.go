@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/zktest"
+)
+
+// TestUsageChecks drives the built binary through the checks made before
+// any store is dialled: each is a usage error (exit 2) with one line.
+func TestUsageChecks(t *testing.T) {
+	t.Parallel()
+	dead := "etcd://" + closedPort(t)
+	e := env("BATON_STORE=" + dead)
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"lock", "--ttl", "0", "x"}, "--ttl 0s: must be between 1s and 24h0m0s"},
+		{[]string{"lock", "--ttl", "-1s", "x"}, "--ttl -1s: must be between"},
+		{[]string{"lock", "--ttl", "597h", "x"}, "--ttl 597h0m0s: must be between"},
+		{[]string{"lock", "--timeout", "-1s", "x"}, "--timeout -1s: must not be negative"},
+		{[]string{"lock", "--kill-after", "-1s", "x"}, "--kill-after -1s: must not be negative"},
+		{[]string{"lock", "--dial-timeout", "0", "x"}, "--dial-timeout 0s: must be positive"},
+		{[]string{"lock", "--store", "", "x"}, "--store is empty"},
+		{[]string{"lock", "--store", "redlock://127.0.0.1:7001,127.0.0.1:7001,127.0.0.1:7002", "x"}, "host 127.0.0.1:7001 listed twice"},
+		{[]string{"lock", "x", "sh", "-c", "true"}, "put CMD after --"},
+		{[]string{"elect", "--json", "e"}, "--json goes with --observe"},
+	} {
+		_, stderr, code := run(t, e, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.stderr) || strings.Count(stderr, "\n") != 1 || strings.Count(stderr, "baton:") != 1 {
+			t.Errorf("baton %q: exit %d stderr %q, want 2 and one line with %q", tc.args, code, stderr, tc.stderr)
+		}
+	}
+}
+
+// TestServeBadListen: a bad --listen is a usage error that leaves no data
+// directory behind.
+func TestServeBadListen(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	_, stderr, code := run(t, env(), "serve", "--listen", "bogus", "--data-dir", dir)
+	if code != exitUsage || !strings.Contains(stderr, `--listen "bogus"`) {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("data directory left behind: %v", err)
+	}
+}
+
+// TestCmdCheckedBeforeWaiting: a CMD that does not exist, and a nested lock
+// on the NAME CMD already holds, are refused before dialling the store
+// (here an unreachable one).
+func TestCmdCheckedBeforeWaiting(t *testing.T) {
+	t.Parallel()
+	dead := "BATON_STORE=etcd://" + closedPort(t)
+	_, stderr, code := run(t, env(dead), "lock", "x", "--", "/nonexistent/cmd")
+	if code != 127 || !strings.Contains(stderr, "cannot run /nonexistent/cmd") {
+		t.Fatalf("missing CMD: exit %d stderr %q", code, stderr)
+	}
+	_, stderr, code = run(t, env(dead, "BATON_LOCK=x"), "lock", "x", "--", "true")
+	if code != exitUsage || !strings.Contains(stderr, "a nested one would wait for itself") {
+		t.Fatalf("nested lock: exit %d stderr %q", code, stderr)
+	}
+}
+
+// TestHelpAndVersion: help and version print on stdout and exit 0.
+func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args   []string
+		stdout string
+	}{
+		{[]string{"help"}, "usage: baton COMMAND"},
+		{[]string{"--help"}, "usage: baton COMMAND"},
+		{[]string{"lock", "-h"}, "usage: baton lock"},
+		{[]string{"version"}, "baton "},
+		{[]string{"--version"}, "baton "},
+	} {
+		stdout, stderr, code := run(t, env(), tc.args...)
+		if code != 0 || !strings.HasPrefix(stdout, tc.stdout) || stderr != "" {
+			t.Errorf("baton %q: exit %d stdout %q stderr %q", tc.args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestSecondSignalKillsCmd: the first SIGTERM goes to CMD (which ignores
+// it), the second SIGKILLs CMD's group.
+func TestSecondSignalKillsCmd(t *testing.T) {
+	t.Parallel()
+	e, _ := etcdEnv(t)
+	p := start(t, e, "lock", "/twice", "--", "sh", "-c", `trap 'echo got' TERM INT; echo ready; while :; do sleep 0.05; done`)
+	p.waitOutput("ready", 10*time.Second)
+	p.signal(syscall.SIGTERM)
+	p.waitOutput("got", 10*time.Second) // the first reached CMD, which goes on
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 128+int(syscall.SIGKILL) {
+		t.Fatalf("exit %d, want 137; stderr %q", code, p.stderr.String())
+	}
+}
+
+// TestGrantedTTLWarning: ZooKeeper caps a session at its
+// maxSessionTimeout (60 s on the test server; 20 ticks by default); baton
+// says so on stderr and goes on.
+func TestGrantedTTLWarning(t *testing.T) {
+	t.Parallel()
+	e := env("BATON_STORE=zk://" + zktest.Shared(t).Addr())
+	_, stderr, code := run(t, e, "lock", "--ttl", "90s", "/ttlw", "--", "true")
+	if code != 0 || !strings.Contains(stderr, "baton: warning: the store granted a session TTL of 1m0s, not the 1m30s asked") {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
