@@ -52,8 +52,9 @@ func silentServer(t *testing.T) string {
 // and Open's error keeps the backend's: a deadline or a network timeout.
 func TestOpenHungStore(t *testing.T) {
 	hung := silentServer(t)
+	hung2, hung3 := silentServer(t), silentServer(t) // Parse refuses a host listed twice
 	const dial = 500 * time.Millisecond
-	for _, raw := range []string{"etcd://" + hung, "zk://" + hung, "redis://:hunter2@" + hung, "redlock://" + hung + "," + hung + "," + hung} {
+	for _, raw := range []string{"etcd://" + hung, "zk://" + hung, "redis://:hunter2@" + hung, "redlock://" + hung + "," + hung2 + "," + hung3} {
 		t.Run(strings.SplitN(raw, ":", 2)[0], func(t *testing.T) {
 			u, err := Parse(raw)
 			if err != nil {
