@@ -3,10 +3,11 @@ package reliability
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton/internal/stats"
 )
 
 // Row is one scenario's result on one store.
@@ -35,14 +36,13 @@ func record(r Row) {
 	rows = append(rows, r)
 }
 
-func stats(ds []time.Duration) string {
+// summary is "min / median / max" of ds, to the millisecond.
+func summary(ds []time.Duration) string {
 	if len(ds) == 0 {
 		return "–"
 	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	r := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	return fmt.Sprintf("%s / %s / %s", r(s[0]), r(s[len(s)/2]), r(s[len(s)-1]))
+	r := func(p float64) string { return stats.Percentile(ds, p).Round(time.Millisecond).String() }
+	return fmt.Sprintf("%s / %s / %s", r(0), r(50), r(100))
 }
 
 // Table renders the recorded rows as a Markdown table.
@@ -54,7 +54,7 @@ func Table() string {
 	b.WriteString("|---|---|---:|---:|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s |\n",
-			r.Scenario, r.Store, r.Runs, r.Violations, stats(r.Recovery), stats(r.Margins), r.Note)
+			r.Scenario, r.Store, r.Runs, r.Violations, summary(r.Recovery), summary(r.Margins), r.Note)
 	}
 	return b.String()
 }

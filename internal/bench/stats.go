@@ -3,6 +3,8 @@ package bench
 import (
 	"slices"
 	"time"
+
+	"github.com/batonhq/baton/internal/stats"
 )
 
 // percentile returns the p-th percentile (0–100) of ds in microseconds,
@@ -11,11 +13,7 @@ func percentile(ds []time.Duration, p float64) *float64 {
 	if len(ds) == 0 {
 		return nil
 	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(p/100*float64(len(s))+0.5) - 1
-	i = max(0, min(i, len(s)-1))
-	return f64(float64(s[i].Nanoseconds()) / 1000)
+	return f64(float64(stats.Percentile(ds, p).Nanoseconds()) / 1000)
 }
 
 // cycle is one acquisition by one client.
