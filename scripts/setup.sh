@@ -18,4 +18,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 command -v java >/dev/null || { echo "setup: java is required (ZooKeeper, Curator)"; exit 1; }
-go mod download
+# Each module's own requirements (GOWORK=off): in workspace mode a bare
+# `go mod download` would also fetch redsync's test-only dependencies,
+# which the module proxy refuses.
+for mod in $(find . -name go.mod -not -path './.git/*' | xargs -n1 dirname); do
+  (cd "$mod" && GOWORK=off go mod download)
+done
