@@ -12,7 +12,7 @@ import (
 // [--timeout D] NAME` and `baton barrier double -n N [--timeout D] NAME
 // [-- CMD [ARG…]]`.
 func (m *Main) barrier(ctx context.Context, args []string) error {
-	v, args, err := verb(args, "set", "wait", "remove", "double")
+	v, args, err := m.verb("barrier", args, "set", "wait", "remove", "double")
 	if err != nil {
 		return err
 	}

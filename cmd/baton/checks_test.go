@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -113,5 +115,35 @@ func TestGrantedTTLWarning(t *testing.T) {
 	_, stderr, code := run(t, e, "lock", "--ttl", "90s", "/ttlw", "--", "true")
 	if code != 0 || !strings.Contains(stderr, "baton: warning: the store granted a session TTL of 1m0s, not the 1m30s asked") {
 		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
+
+// TestQueueVerbs: flags may come before the verb, `queue -h` and `barrier
+// --help` list the verbs on stdout, and an item over the limit read from
+// stdin gets a readable error.
+func TestQueueVerbs(t *testing.T) {
+	t.Parallel()
+	_, u := etcdEnv(t)
+	for _, args := range [][]string{{"queue", "-h"}, {"barrier", "--help"}} {
+		stdout, stderr, code := run(t, env(), args...)
+		if code != 0 || !strings.HasPrefix(stdout, "usage: baton "+args[0]+" ") || stderr != "" {
+			t.Errorf("baton %q: exit %d stdout %q stderr %q", args, code, stdout, stderr)
+		}
+	}
+	if _, stderr, code := run(t, env(), "queue", "--store", u, "put", "/qv", "a"); code != 0 {
+		t.Fatalf("put with --store before the verb: exit %d %q", code, stderr)
+	}
+	if stdout, stderr, code := run(t, env(), "queue", "--store", u, "len", "/qv"); code != 0 || strings.TrimSpace(stdout) != "1" {
+		t.Fatalf("len: exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	cmd := exec.Command(batonBin, "queue", "put", "--store", u, "/qv")
+	cmd.Env = env()
+	cmd.Stdin = strings.NewReader(strings.Repeat("x", 2<<20) + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(stderr.String(), "over 1 MiB") {
+		t.Fatalf("2 MiB line: %v, stderr %q", err, stderr.String())
 	}
 }

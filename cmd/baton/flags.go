@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -282,15 +283,28 @@ func (m *Main) openFor(ctx context.Context, sigs *signals, sf *storeFlags, what 
 	return s, nil
 }
 
-// verb splits off a subcommand's verb.
-func verb(args []string, verbs ...string) (string, []string, error) {
-	if len(args) == 0 {
-		return "", nil, usageErr("missing verb: want one of %s", strings.Join(verbs, ", "))
-	}
-	for _, v := range verbs {
-		if args[0] == v {
-			return v, args[1:], nil
+// verb splits off a subcommand's verb, which may follow flags (`baton
+// queue --store URL put …`): the flags stay in the arguments returned. A
+// -h or --help with no verb is an error wrapping flag.ErrHelp, after the
+// verbs have been listed on stdout.
+func (m *Main) verb(cmd string, args []string, verbs ...string) (string, []string, error) {
+	for i, a := range args {
+		if slices.Contains(verbs, a) {
+			rest := append(append([]string{}, args[:i]...), args[i+1:]...)
+			return a, rest, nil
+		}
+		if a == "--" {
+			break
 		}
 	}
-	return "", nil, usageErr("unknown verb %q: want one of %s", args[0], strings.Join(verbs, ", "))
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprintf(m.Stdout, "usage: baton %s %s [flags] …\n\nRun 'baton %s VERB -h' for a verb's flags.\n", cmd, strings.Join(verbs, "|"), cmd)
+			return "", nil, flag.ErrHelp
+		}
+	}
+	if len(args) == 0 {
+		return "", nil, usageErr("%s: missing verb: want one of %s", cmd, strings.Join(verbs, ", "))
+	}
+	return "", nil, usageErr("%s: unknown verb %q: want one of %s", cmd, args[0], strings.Join(verbs, ", "))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/batonhq/baton"
@@ -11,7 +12,7 @@ import (
 // queue is `baton queue put NAME VALUE…`, `baton queue take [--timeout D]
 // NAME` and `baton queue len NAME`.
 func (m *Main) queue(ctx context.Context, args []string) error {
-	v, args, err := verb(args, "put", "take", "len")
+	v, args, err := m.verb("queue", args, "put", "take", "len")
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,9 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 			for sc.Scan() {
 				values = append(values, sc.Text())
 			}
-			if err := sc.Err(); err != nil {
+			if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+				return fmt.Errorf("queue put: a line of stdin is over 1 MiB, the most one item may hold")
+			} else if err != nil {
 				return fmt.Errorf("queue put: read stdin: %w", err)
 			}
 		}

@@ -36,7 +36,7 @@ func (l *eventLog) add(event, arg string) error {
 // worker is the hidden `baton worker ROLE` the demo runs as separate
 // processes: lock, elect, barrier or queue.
 func (m *Main) worker(ctx context.Context, args []string) error {
-	role, args, err := verb(args, "lock", "elect", "barrier", "queue")
+	role, args, err := m.verb("worker", args, "lock", "elect", "barrier", "queue")
 	if err != nil {
 		return err
 	}
