@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/etcd/embedded"
+	"github.com/batonhq/baton/internal/fourletter"
 	"github.com/batonhq/baton/internal/freeport"
 )
 
@@ -99,18 +100,14 @@ func startZK(base string) (*server, error) {
 }
 
 func ruok(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	out, err := fourletter.Ask(ctx, addr, "ruok")
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := io.WriteString(c, "ruok"); err != nil {
-		return err
-	}
-	b, _ := io.ReadAll(c)
-	if string(b) != "imok" {
-		return fmt.Errorf("ruok: %q", b)
+	if out != "imok" {
+		return fmt.Errorf("ruok: %q", out)
 	}
 	return nil
 }

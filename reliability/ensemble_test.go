@@ -1,9 +1,8 @@
 package reliability
 
 import (
+	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/fourletter"
 	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/zktest"
 )
@@ -113,17 +113,13 @@ func (e *ensemble) kill(i int) {
 // mode asks node i for its role: "leader", "follower" or "" when it does
 // not serve.
 func (e *ensemble) mode(i int) string {
-	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", e.client[i]), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := fourletter.Ask(ctx, fmt.Sprintf("127.0.0.1:%d", e.client[i]), "srvr")
 	if err != nil {
 		return ""
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte("srvr")); err != nil {
-		return ""
-	}
-	b, _ := io.ReadAll(c)
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		if m, ok := strings.CutPrefix(l, "Mode: "); ok {
 			return strings.TrimSpace(m)
 		}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/batonhq/baton/internal/fourletter"
 )
 
 // probeTimeout bounds one probe read of one server.
@@ -49,20 +51,7 @@ func (p ZKProbe) Sample(ctx context.Context) (Counters, error) {
 func fourLetter(ctx context.Context, host, cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", host)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	if _, err := io.WriteString(conn, cmd); err != nil {
-		return "", err
-	}
-	b, err := io.ReadAll(conn)
-	return string(b), err
+	return fourletter.Ask(ctx, host, cmd)
 }
 
 // parseFields parses "name<sep>value" lines into numbers, skipping the rest.

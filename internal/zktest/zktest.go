@@ -9,10 +9,9 @@ package zktest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/fourletter"
 	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/testenv"
 )
@@ -267,20 +267,10 @@ func (s *Server) Servers() []string { return []string{s.addr} }
 // FourLetter sends a four-letter word (ruok, mntr, wchs, cons, …) and
 // returns the answer, trimmed.
 func (s *Server) FourLetter(cmd string) (string, error) {
-	c, err := net.DialTimeout("tcp", s.addr, 2*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, cmd); err != nil {
-		return "", err
-	}
-	b, err := io.ReadAll(c)
-	if err != nil && len(b) == 0 {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := fourletter.Ask(ctx, s.addr, cmd)
+	return strings.TrimSpace(out), err
 }
 
 // Mntr returns the server's mntr figures by name (zk_watch_count, …).
