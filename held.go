@@ -107,11 +107,11 @@ func reenter(ctx context.Context, r *nodeHeld) (*Lease, error) {
 	if l := r.Again(); l != nil {
 		return l, nil
 	}
-	if h, ok := r.Stale(); ok {
+	if h, l, ok := r.Stale(); ok {
 		if over, err := h.free(ctx); !over {
 			return nil, err
 		}
-		r.Clear()
+		r.Clear(l)
 	}
 	return nil, nil
 }

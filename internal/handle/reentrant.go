@@ -36,14 +36,14 @@ func (r *Reentrant[H]) Take(h H, l *Lease) *Lease {
 // Stale returns the record of a hold whose lease has ended (lost, or
 // released while the release itself failed) and that is still recorded
 // because it was never successfully given back.
-func (r *Reentrant[H]) Stale() (H, bool) {
+func (r *Reentrant[H]) Stale() (H, *Lease, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.count > 0 && r.lease.Err() != nil {
-		return r.held, true
+		return r.held, r.lease, true
 	}
 	var zero H
-	return zero, false
+	return zero, nil, false
 }
 
 // Current returns the record and lease of the hold, whether or not the
@@ -78,19 +78,23 @@ func (r *Reentrant[H]) Release(free func(H) (over bool, err error)) error {
 		r.mu.Unlock()
 		return nil
 	}
-	h := r.held
+	h, l := r.held, r.lease
 	r.mu.Unlock()
 	over, err := free(h)
 	if over {
-		r.Clear()
+		r.Clear(l)
 	}
 	return err
 }
 
-// Clear forgets the hold.
-func (r *Reentrant[H]) Clear() {
+// Clear forgets the hold whose lease is l; a newer hold taken meanwhile
+// (by another goroutine) stays.
+func (r *Reentrant[H]) Clear(l *Lease) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.lease != l {
+		return
+	}
 	var zero H
 	r.held, r.lease, r.count = zero, nil, 0
 }
