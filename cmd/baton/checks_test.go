@@ -147,3 +147,33 @@ func TestQueueVerbs(t *testing.T) {
 		t.Fatalf("2 MiB line: %v, stderr %q", err, stderr.String())
 	}
 }
+
+// TestLockTry: --try takes a free lock and exits 75 at once on a held one,
+// on every store.
+func TestLockTry(t *testing.T) {
+	t.Parallel()
+	eachStore(t, false, func(t *testing.T, st testStore, e []string) {
+		// A plain lock first: Redlock does not count masters started within
+		// the last TTL, and Lock waits for them where TryLock would not.
+		if _, stderr, code := run(t, e, "lock", "/try", "--", "true"); code != 0 {
+			t.Fatalf("lock: exit %d %q", code, stderr)
+		}
+		if _, stderr, code := run(t, e, "lock", "--try", "/try", "--", "true"); code != 0 {
+			t.Fatalf("free lock: exit %d %q", code, stderr)
+		}
+		holder := start(t, e, "lock", "/try")
+		holder.waitOutput("BATON_LOCK=/try", 10*time.Second)
+		began := time.Now()
+		_, stderr, code := run(t, e, "lock", "--try", "/try", "--", "true")
+		if code != exitTimeout || !strings.Contains(stderr, "lock /try: not free (--try): already held by another") {
+			t.Fatalf("held lock: exit %d stderr %q", code, stderr)
+		}
+		if took := time.Since(began); took > 5*time.Second {
+			t.Fatalf("--try on a held lock took %v", took)
+		}
+		holder.signal(syscall.SIGTERM)
+		if code := holder.wait(10 * time.Second); code != 0 {
+			t.Fatalf("holder exit %d", code)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -15,6 +16,7 @@ import (
 // session stores, redis.Mutex and redis.Redlock on Redis.
 type Locker interface {
 	Lock(ctx context.Context) (*baton.Lease, error)
+	TryLock(ctx context.Context) (*baton.Lease, error)
 	Unlock(ctx context.Context) error
 }
 
@@ -48,10 +50,15 @@ func (h hold) unlock() {
 	_ = h.release(ctx)
 }
 
-// lockOn acquires name on s.
-func lockOn(ctx context.Context, s *store.Store, name string) (hold, error) {
+// lockOn acquires name on s; with try, only if it is free (else an error
+// wrapping baton.ErrLocked).
+func lockOn(ctx context.Context, s *store.Store, name string, try bool) (hold, error) {
 	lk := newLocker(s, name)
-	l, err := lk.Lock(ctx)
+	acquire := lk.Lock
+	if try {
+		acquire = lk.TryLock
+	}
+	l, err := acquire(ctx)
 	if err != nil {
 		return hold{}, err
 	}
@@ -67,7 +74,8 @@ func lockOn(ctx context.Context, s *store.Store, name string) (hold, error) {
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [-- CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--kill-after 10s] NAME [-- CMD [ARG…]]", &sf, true)
+	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	pos, argv, err := parseArgs(fs, args)
@@ -82,6 +90,9 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	if argv != nil && len(argv) == 0 {
 		return usageErr("lock: no CMD after --")
 	}
+	if *try && *timeout > 0 {
+		return usageErr("lock: --try and --timeout exclude each other")
+	}
 	if err := m.checkCmd(argv, "BATON_LOCK", name); err != nil {
 		return err
 	}
@@ -93,8 +104,11 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore(s)
-	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (hold, error) { return lockOn(ctx, s, name) })
+	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (hold, error) { return lockOn(ctx, s, name, *try) })
 	if err != nil {
+		if *try && errors.Is(err, baton.ErrLocked) {
+			return exitWith(exitTimeout, fmt.Errorf("lock %s: not free (--try): %w", name, err))
+		}
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v", name, *timeout))
 		}

@@ -92,7 +92,7 @@ func init() {
 		{name: "serve", run: (*Main).serve, usage: "serve [--data-dir DIR] [--listen 127.0.0.1:2379]     run an embedded etcd\n" +
 			"        [--tls-cert F --tls-key F [--tls-client-ca F]] [--auth]  TLS (etcds://); auth as root, password $BATON_AUTH_PASSWORD\n" +
 			"        [--name N --initial-cluster N=h:p,… | --cluster FILE | --join URL]  a member of a cluster; serve members lists them"},
-		{name: "lock", run: (*Main).lock, usage: "lock [flags] NAME [-- CMD [ARG…]]                    run CMD holding lock NAME"},
+		{name: "lock", run: (*Main).lock, usage: "lock [flags] [--try] NAME [-- CMD [ARG…]]            run CMD holding lock NAME"},
 		{name: "elect", run: (*Main).elect, usage: "elect [flags] NAME [--value V] -- CMD [ARG…]         run CMD only while leader; --observe to watch"},
 		{name: "status", run: (*Main).status, usage: "status [flags] [--json] NAME                         holders and waiters of NAME"},
 		{name: "queue", run: (*Main).queue, usage: "queue put NAME VALUE… | take [--timeout D] NAME | len NAME"},
@@ -122,7 +122,7 @@ func (m *Main) usage(w io.Writer) {
 		"etcd://[user:pass@]h:p[,…], redis://[user:pass@]h:p[/db], redlock://h:p,h:p,…  (default %s);\n"+
 		"zks://, etcds:// and rediss:// are the same over TLS, with --tls-ca, --tls-cert, --tls-key\n"+
 		"(or $BATON_TLS_CA, $BATON_TLS_CERT, $BATON_TLS_KEY). Passwords are never printed.\n"+
-		"Exit status: CMD's own; 75 not acquired within --timeout (CMD not run); 76 lost while CMD ran\n"+
+		"Exit status: CMD's own; 75 not acquired within --timeout or --try (CMD not run); 76 lost while CMD ran\n"+
 		"(CMD's group got SIGTERM, then SIGKILL after --kill-after, and SIGKILL from the watchdog at the\n"+
 		"loss deadline at the latest, even if baton was killed or stopped); 2 usage; 1 store unreachable\n"+
 		"or other failure.\n"+
