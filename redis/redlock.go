@@ -343,15 +343,16 @@ func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, 
 				continue
 			}
 			if !slices.Contains(handed, true) {
-				// The other masters hand over in the same release round:
-				// if they do not within a few milliseconds, look again.
+				// The other masters hand over in the same release round,
+				// which gives each the per-instance timeout: if they do
+				// not within that, look again.
 				if !timer.Stop() {
 					select {
 					case <-timer.C:
 					default:
 					}
 				}
-				timer.Reset(handoffWindow)
+				timer.Reset(r.timeout())
 			}
 			handed[w.master] = true
 			if r.trusted(handed) >= r.q.majority() {
@@ -367,10 +368,6 @@ func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, 
 		}
 	}
 }
-
-// handoffWindow is how long a waiter that some masters handed the lock
-// to waits for the others before it looks again.
-const handoffWindow = 20 * time.Millisecond
 
 // handoff is a wake-up from one master: msg is "<entry> <token>" when it
 // handed us the key; master is -1 when messages may have been missed.
