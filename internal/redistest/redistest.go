@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/freeport"
+	"github.com/batonhq/baton/internal/testca"
 	"github.com/batonhq/baton/internal/testenv"
 )
 
@@ -39,6 +40,12 @@ type Config struct {
 	// TLS makes the server accept only TLS connections, with a certificate
 	// for 127.0.0.1 signed by a throwaway CA (see Server.CAFile).
 	TLS bool
+}
+
+// tlsFiles are a throwaway CA (internal/testca) and a server certificate
+// for 127.0.0.1 and localhost signed by it, as PEM files.
+type tlsFiles struct {
+	CA, Cert, Key string
 }
 
 // Server is one redis-server process.
@@ -71,9 +78,9 @@ func Start(t testing.TB, cfg Config) *Server {
 	s := &Server{t: t, cfg: cfg, dir: t.TempDir()}
 	var err error
 	if cfg.TLS {
-		if s.tls, err = writeTLS(s.dir); err != nil {
-			t.Fatalf("redistest: certificates: %v", err)
-		}
+		ca := testca.New(t, "redistest") // the name goes into a path redis.conf takes unquoted
+		leaf := ca.Issue(t, "127.0.0.1")
+		s.tls = tlsFiles{CA: ca.CertFile, Cert: leaf.CertFile, Key: leaf.KeyFile}
 	}
 	for range 5 { // a free port may be taken between probe and bind
 		s.port, err = freeport.Port()
