@@ -177,3 +177,23 @@ func TestLockTry(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueTakeRaw: --raw prints an item's bytes as they are, -0 ends it
+// with a NUL, so values with newlines survive.
+func TestQueueTakeRaw(t *testing.T) {
+	t.Parallel()
+	e, _ := etcdEnv(t)
+	for _, tc := range []struct{ flag, want string }{{"--raw", "a\nb"}, {"-0", "a\nb\x00"}, {"", "a\nb\n"}} {
+		if _, stderr, code := run(t, e, "queue", "put", "/qraw", "a\nb"); code != 0 {
+			t.Fatalf("put: exit %d %q", code, stderr)
+		}
+		args := []string{"queue", "take", "/qraw"}
+		if tc.flag != "" {
+			args = append(args, tc.flag)
+		}
+		stdout, stderr, code := run(t, e, args...)
+		if code != 0 || stdout != tc.want {
+			t.Fatalf("take %s: exit %d stdout %q stderr %q, want %q", tc.flag, code, stdout, stderr, tc.want)
+		}
+	}
+}

@@ -19,15 +19,20 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	var sf storeFlags
 	var fs = m.newFlags("queue "+v, map[string]string{
 		"put":  "queue put [--store URL] NAME [VALUE…]   (no VALUE: one item per line of stdin)",
-		"take": "queue take [--store URL] [--timeout D] NAME",
+		"take": "queue take [--store URL] [--timeout D] [--raw | -0] NAME",
 		"len":  "queue len [--store URL] NAME",
 	}[v], &sf, false)
 	timeout := fs.Duration("timeout", 0, "take: give up (exit 75) if no item within this long; 0 waits forever")
+	raw := fs.Bool("raw", false, "take: print the item's bytes as they are, with no newline after")
+	nul := fs.Bool("0", false, "take: end the item with a NUL byte instead of a newline (for values with newlines)")
 	pos, rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	pos = append(pos, rest...)
+	if *raw && *nul {
+		return usageErr("queue take: --raw and -0 exclude each other")
+	}
 	if len(pos) == 0 {
 		return usageErr("queue %s: missing NAME", v)
 	}
@@ -79,7 +84,14 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 			}
 			return wrapExit(err, "queue take %s", name)
 		}
-		_, err = fmt.Fprintf(m.Stdout, "%s\n", item)
+		switch {
+		case *raw:
+		case *nul:
+			item = append(item, 0)
+		default:
+			item = append(item, '\n')
+		}
+		_, err = m.Stdout.Write(item)
 		return err
 	default:
 		n, err := waitFor(ctx, sigs, sf.dial, q.Len)
