@@ -197,3 +197,27 @@ func TestQueueTakeRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletion: the bash script completes commands, verbs and flags in a
+// real bash; zsh's is the same function under bashcompinit; fish's names
+// the commands and verbs.
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	script := `source <("$0" completion bash)
+COMP_WORDS=(baton qu); COMP_CWORD=1; _baton; echo "${COMPREPLY[*]}"
+COMP_WORDS=(baton queue t); COMP_CWORD=2; _baton; echo "${COMPREPLY[*]}"
+COMP_WORDS=(baton lock --tr); COMP_CWORD=2; _baton; echo "${COMPREPLY[*]}"`
+	out, err := exec.Command("bash", "-c", script, batonBin).CombinedOutput()
+	if err != nil || string(out) != "queue\ntake\n--try\n" {
+		t.Fatalf("bash completion: %v, output %q", err, out)
+	}
+	for shell, want := range map[string]string{"zsh": "bashcompinit", "fish": "__fish_seen_subcommand_from queue' -f -a \"put take len\""} {
+		stdout, stderr, code := run(t, env(), "completion", shell)
+		if code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "lock") {
+			t.Errorf("%s: exit %d stdout %q stderr %q", shell, code, stdout, stderr)
+		}
+	}
+	if _, stderr, code := run(t, env(), "completion", "tcsh"); code != exitUsage || !strings.Contains(stderr, `unknown shell "tcsh"`) {
+		t.Errorf("tcsh: exit %d stderr %q", code, stderr)
+	}
+}

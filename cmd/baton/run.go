@@ -99,6 +99,7 @@ func init() {
 		{name: "barrier", run: (*Main).barrier, usage: "barrier set|wait|remove NAME | barrier double -n N NAME [-- CMD]"},
 		{name: "semaphore", run: (*Main).semaphore, usage: "semaphore -n N [flags] NAME -- CMD [ARG…]            run CMD as one of N holders"},
 		{name: "bench", run: (*Main).bench, usage: "bench [--store URL] [--workload W] [--clients N] [--duration D] [--json]  measure locks on the store"},
+		{name: "completion", run: (*Main).completion, usage: "completion bash|zsh|fish                             shell completion: source <(baton completion bash)"},
 		{name: "version", run: func(m *Main, _ context.Context, _ []string) error {
 			fmt.Fprintf(m.Stdout, "baton %s\n", version())
 			return nil
