@@ -186,7 +186,6 @@ func manyChart(rs []bench.Result) (*plot.Plot, error) {
 	p.Title.Text = "100 independent locks × 4 clients — acquisitions/s"
 	p.Y.Label.Text = "acquisitions/s"
 	p.Add(plotter.NewGrid())
-	var names []string
 	w := vg.Points(28)
 	for i, r := range sel {
 		b, err := plotter.NewBarChart(plotter.Values{r.AcqPerS}, w)
@@ -204,10 +203,8 @@ func manyChart(rs []bench.Result) (*plot.Plot, error) {
 		b.Offset = vg.Length(i)*w*1.2 - vg.Length(len(sel)-1)*w*0.6
 		p.Add(b)
 		p.Legend.Add(r.Impl+" · "+r.Store, b)
-		names = append(names, r.Impl+" · "+r.Store)
 	}
 	p.NominalX("")
 	p.Legend.Top = true
-	_ = names
 	return p, nil
 }
