@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/redact"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -52,7 +52,7 @@ func dialError(endpoints []string, user, password string, err error) error {
 	} else {
 		err = fmt.Errorf("etcd: dial %v%s: %w", endpoints, who, err)
 	}
-	return scrub(err, password)
+	return redact.Error(err, password)
 }
 
 // grantError explains a failed lease grant.
@@ -85,20 +85,3 @@ func checkAuth(ctx context.Context, cli *clientv3.Client) error {
 	}
 	return nil
 }
-
-// scrub wraps err so that its message cannot show secret, while errors.Is
-// and errors.As still see the original.
-func scrub(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
-		return err
-	}
-	return &scrubbed{err: err, secret: secret}
-}
-
-type scrubbed struct {
-	err    error
-	secret string
-}
-
-func (s *scrubbed) Error() string { return strings.ReplaceAll(s.err.Error(), s.secret, "xxxxx") }
-func (s *scrubbed) Unwrap() error { return s.err }

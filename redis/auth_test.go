@@ -71,7 +71,7 @@ func TestRedact(t *testing.T) {
 		"redis://alice:secret@h:6379/2": "redis://alice:xxxxx@h:6379/2",
 		"rediss://:secret@h:6380":       "rediss://:xxxxx@h:6380",
 		"redis://h:6379":                "redis://h:6379",
-		"redis://a:sec ret@h:bad":       "redis://xxxxx@h:bad",
+		"redis://a:sec ret@h:bad":       "redis://a:xxxxx@h:bad",
 	}
 	for in, want := range cases {
 		if got := redis.Redact(in); got != want {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/redact"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -138,9 +139,9 @@ func dialOptions(ctx context.Context, opt *goredis.Options, safe string) (*Clien
 			who = " as user " + opt.Username
 		}
 		if IsAuthError(err) {
-			return nil, fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w: %w", safe, who, baton.ErrPermission, &scrubbed{err, opt.Password})
+			return nil, fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w: %w", safe, who, baton.ErrPermission, redact.Error(err, opt.Password))
 		}
-		return nil, fmt.Errorf("redis: connect to %s%s: %w", safe, who, &scrubbed{err, opt.Password})
+		return nil, fmt.Errorf("redis: connect to %s%s: %w", safe, who, redact.Error(err, opt.Password))
 	}
 	c.own, c.url = true, safe
 	return c, nil
@@ -170,52 +171,18 @@ func (c *Client) Close() error {
 }
 
 // Redact returns a Redis URL with its password replaced by "xxxxx", for
-// logs and errors. Text that is not a URL is returned with everything
-// between "://" and the last "@" of its authority hidden.
-func Redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return raw
-	}
-	rest := raw[i+3:]
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		rest = rest[:j]
-	}
-	if k := strings.LastIndex(rest, "@"); k >= 0 {
-		return raw[:i+3] + "xxxxx" + raw[i+3+k:]
-	}
-	return raw
-}
+// logs and errors; raw need not parse.
+func Redact(raw string) string { return redact.URL(raw) }
 
-// scrub removes secret (and the raw URL holding it) from msg.
+// scrub removes the password of raw, and raw itself, from msg.
 func scrub(msg, raw string) string {
 	msg = strings.ReplaceAll(msg, raw, Redact(raw))
 	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, "xxxxx")
-		}
+		p, _ := u.User.Password()
+		msg = redact.Secrets(msg, p)
 	}
 	return msg
 }
-
-// scrubbed wraps an error so its message cannot leak a password while
-// errors.Is and errors.As still see the original.
-type scrubbed struct {
-	err    error
-	secret string
-}
-
-func (s *scrubbed) Error() string {
-	if s.secret == "" {
-		return s.err.Error()
-	}
-	return strings.ReplaceAll(s.err.Error(), s.secret, "xxxxx")
-}
-
-func (s *scrubbed) Unwrap() error { return s.err }
 
 func addrOf(rc goredis.UniversalClient) string {
 	if c, ok := rc.(*goredis.Client); ok {

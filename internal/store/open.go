@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/redact"
 	"github.com/batonhq/baton/redis"
 )
 
@@ -137,7 +138,7 @@ func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	if err == nil {
 		return s, nil
 	}
-	e := &backendError{msg: scrubPassword(oneLine(err), u.Password), err: err}
+	e := &backendError{msg: redact.Secrets(oneLine(err), u.Password), err: err}
 	switch {
 	case errors.Is(err, ErrUnavailable) || errors.Is(err, baton.ErrInvalidTTL) || errors.Is(err, ErrBadTLS):
 		return nil, fmt.Errorf("%s: %w", u, e)
@@ -192,15 +193,6 @@ func open(ctx context.Context, u URL, o Options) (*Store, error) {
 		return openRedis(ctx, u, o)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnavailable, u.Scheme)
-}
-
-// scrubPassword hides password in msg: a last guard for messages built
-// from client library errors.
-func scrubPassword(msg, password string) string {
-	if password == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, password, "xxxxx")
 }
 
 // oneLine flattens a multi-line error message.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/batonhq/baton/internal/redact"
 )
 
 // RedisLock is what one Redis server says about a lock named K (the key
@@ -65,7 +67,7 @@ func InspectRedis(ctx context.Context, u URL, name string, o Options) ([]RedisLo
 				return nil, fmt.Errorf("%s: %w", u, e)
 			}
 		}
-		return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, scrubPassword(oneLine(err), u.Password))
+		return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, redact.Secrets(oneLine(err), u.Password))
 	}
 	return out, nil
 }
@@ -74,7 +76,7 @@ func inspectOne(ctx context.Context, u URL, name string, dial time.Duration, f T
 	rl := RedisLock{Server: u.Hosts[0]}
 	opt, err := goredis.ParseURL(u.format(false))
 	if err != nil {
-		return rl, errors.New(scrubPassword(err.Error(), u.Password))
+		return rl, errors.New(redact.Secrets(err.Error(), u.Password))
 	}
 	if u.TLS {
 		if opt.TLSConfig, err = u.redisTLS(f); err != nil {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/batonhq/baton/internal/redact"
 )
 
 // Default is the store used when neither --store nor BATON_STORE is set:
@@ -81,7 +83,7 @@ func Parse(raw string) (URL, error) {
 	}
 	u, err := parse(raw)
 	if err != nil {
-		return URL{}, fmt.Errorf("%w %q: %v", ErrBadURL, Redact(raw), err)
+		return URL{}, fmt.Errorf("%w %q: %v", ErrBadURL, redact.URL(raw), err)
 	}
 	return u, nil
 }
@@ -261,23 +263,4 @@ func (u URL) format(redact bool) string {
 		b.WriteString("/" + strconv.Itoa(u.DB))
 	}
 	return b.String()
-}
-
-// Redact hides the password in a raw URL that may not parse, for error
-// messages.
-func Redact(raw string) string {
-	_, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
-	}
-	start := len(raw) - len(rest)
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return raw
-	}
-	colon := strings.Index(rest[:at], ":")
-	if colon < 0 {
-		return raw
-	}
-	return raw[:start+colon+1] + "xxxxx" + raw[start+at:]
 }
