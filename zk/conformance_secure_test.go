@@ -17,7 +17,7 @@ func TestConformanceSecure(t *testing.T) {
 	cert := ca.Issue(t, "zookeeper")
 	srv := zktest.Start(t, zktest.WithTLS(zktest.TLS{Cert: cert.CertFile, Key: cert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))
 	client := ca.Issue(t, "baton")
-	cfg := clientTLS(t, ca.CertFile, &client)
+	cfg := ca.ClientConfig(t, &client)
 
 	h := harnessOn(t, "zk-secure", srv, srv.SecureAddr(), WithTLS(cfg), digest("alice"), WithACL(CreatorACL...))
 	batontest.Run(t, h)

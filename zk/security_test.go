@@ -409,7 +409,7 @@ func TestTrusted(t *testing.T) {
 	ops := gozk.DigestACL(gozk.PermAll, "ops", "pw-ops")[0]
 	o := options{acl: append(append([]gozk.ACL{}, CreatorACL...), ops)}
 	digest("alice")(&o)
-	WithTLS(clientTLS(t, ca.CertFile, &cert))(&o)
+	WithTLS(ca.ClientConfig(t, &cert))(&o)
 	tr := newTrusted(&o)
 	alice := gozk.DigestACL(gozk.PermAll, "alice", "pw-alice")[0]
 	for _, tc := range []struct {

@@ -3,10 +3,8 @@ package zk
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,33 +15,11 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 )
 
-// clientTLS is a client configuration that trusts the CA in caFile and
-// presents leaf, if not nil, as its certificate.
-func clientTLS(t testing.TB, caFile string, leaf *testca.Leaf) *tls.Config {
-	t.Helper()
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &tls.Config{RootCAs: x509.NewCertPool()}
-	if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-		t.Fatalf("no certificate in %s", caFile)
-	}
-	if leaf != nil {
-		c, err := tls.LoadX509KeyPair(leaf.CertFile, leaf.KeyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Certificates = []tls.Certificate{c}
-	}
-	return cfg
-}
-
 // testTLS runs the TLS tests on srv, whose secure client port requires
 // client certificates from ca.
 func testTLS(t *testing.T, srv *zktest.Server, ca *testca.CA) {
 	client := ca.Issue(t, "alice")
-	good := clientTLS(t, ca.CertFile, &client)
+	good := ca.ClientConfig(t, &client)
 
 	t.Run("Mutex", func(t *testing.T) {
 		ctx := ctxT(t)
@@ -113,7 +89,7 @@ func testTLS(t *testing.T, srv *zktest.Server, ca *testca.CA) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		start := time.Now()
-		_, err := Open(ctx, []string{srv.SecureAddr()}, WithTLS(clientTLS(t, other.CertFile, &client)))
+		_, err := Open(ctx, []string{srv.SecureAddr()}, WithTLS(other.ClientConfig(t, &client)))
 		t.Log(err)
 		var verr *tls.CertificateVerificationError
 		if !errors.As(err, &verr) {
@@ -132,7 +108,7 @@ func testTLS(t *testing.T, srv *zktest.Server, ca *testca.CA) {
 		opts []Option
 		want string
 	}{
-		{"NoClientCert", []Option{WithTLS(clientTLS(t, ca.CertFile, nil))}, "tls"},
+		{"NoClientCert", []Option{WithTLS(ca.ClientConfig(t, nil))}, "tls"},
 		{"PlainToSecurePort", nil, "use WithTLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
