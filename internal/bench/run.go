@@ -2,12 +2,12 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // unlockTimeout bounds one Unlock and one Close.
@@ -59,11 +59,7 @@ func Run(ctx context.Context, t Target, cfg Config) (Result, error) {
 
 // UniqueName returns a fresh lock name, valid as a ZooKeeper path, an etcd
 // prefix and a Redis key.
-func UniqueName() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return "/baton-bench/" + hex.EncodeToString(b)
-}
+func UniqueName() string { return "/baton-bench/" + uuid.NewString() }
 
 // openClients opens n clients, a few at a time.
 func openClients(ctx context.Context, f Factory, n int) ([]Client, error) {
