@@ -68,6 +68,11 @@ var suite = []struct {
 	{"Queue/EightByEightOneKilled", testQueueLoad},
 	{"ReliableQueue/Claims", testReliableQueueClaims},
 	{"ReliableQueue/EightByEightOneKilled", testReliableQueueLoad},
+	{"MultiLock/MutualExclusion", testMultiLockExclusion},
+	{"MultiLock/OppositeOrdersNoDeadlock", testMultiLockOppositeOrders},
+	{"MultiLock/PartialFailureLeavesNothing", testMultiLockPartialFailure},
+	{"MultiLock/PartLostEndsLease", testMultiLockPartLost},
+	{"MultiLock/InvalidParts", testMultiLockInvalid},
 }
 
 // Run runs the whole conformance suite against one backend.

@@ -21,6 +21,7 @@ var ErrNotHeld = errors.New("baton: not held")
 type Lease struct {
 	key   string
 	token int64
+	parts []*Lease // the leases a multi-lock's lease covers, in lock order
 
 	once sync.Once
 	done chan struct{}
@@ -34,6 +35,15 @@ type Lease struct {
 func NewLease(key string, token int64) (*Lease, func(error)) {
 	l := &Lease{key: key, token: token, done: make(chan struct{})}
 	return l, l.end
+}
+
+// NewMultiLease is NewLease for a lease that covers parts (a multi-lock's
+// leases, in the order they were taken). The caller ends it when any part
+// ends and when the parts are released.
+func NewMultiLease(key string, token int64, parts []*Lease) (*Lease, func(error)) {
+	l, end := NewLease(key, token)
+	l.parts = append([]*Lease(nil), parts...)
+	return l, end
 }
 
 func (l *Lease) end(err error) {
@@ -53,6 +63,23 @@ func (l *Lease) Key() string { return l.key }
 // token of every earlier acquisition of the same lock. Pass it to the
 // resource you protect and have it reject writes with a lower token.
 func (l *Lease) Token() int64 { return l.token }
+
+// Parts returns the leases a multi-lock's lease covers, in the order they
+// were taken; nil for the lease of a single lock.
+func (l *Lease) Parts() []*Lease { return append([]*Lease(nil), l.parts...) }
+
+// Tokens returns the fencing token of every lock the lease covers: one per
+// part of a multi-lock's lease, in the order they were taken, else Token.
+func (l *Lease) Tokens() []int64 {
+	if l.parts == nil {
+		return []int64{l.token}
+	}
+	out := make([]int64, len(l.parts))
+	for i, p := range l.parts {
+		out[i] = p.token
+	}
+	return out
+}
 
 // Done is closed when the lease is released or lost.
 func (l *Lease) Done() <-chan struct{} { return l.done }
