@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/internal/handle"
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // Election is leader election among the clients sharing its name: the
@@ -26,6 +27,7 @@ import (
 type Election struct {
 	s    *Session
 	name string
+	tel  *telemetry.Handle // nil: no telemetry
 
 	gate handle.Gate // one Campaign at a time on this handle
 	held nodeHeld    // our leadership (one level)
@@ -48,7 +50,7 @@ func (e LeaderEvent) HasLeader() bool { return e.Node.Path != "" }
 // NewElection returns an election on name (a ZooKeeper path, an etcd
 // prefix). It does no I/O.
 func NewElection(s *Session, name string) *Election {
-	return &Election{s: s, name: name}
+	return &Election{s: s, name: name, tel: s.tel.Handle(recipeElection, name)}
 }
 
 // Name is the election's name on the store.
@@ -84,6 +86,22 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 	if err := e.s.Err(); err != nil {
 		return err
 	}
+	if e.tel == nil {
+		return e.campaign(ctx, value, nil)
+	}
+	e.tel.Candidate()
+	a := e.tel.StartAcquire(ctx)
+	err := e.campaign(ctx, value, a)
+	var token int64
+	if _, l, ok := e.held.Current(); ok && err == nil {
+		token = l.Token()
+	}
+	a.End(outcomeOf(err), token, err)
+	return err
+}
+
+// campaign queues our candidate and waits until it leads, reporting to a.
+func (e *Election) campaign(ctx context.Context, value []byte, a *telemetry.Acquire) error {
 	c := e.s.conn
 	me, kids, err := enqueue(ctx, c, e.name, KindLatch, value)
 	if err != nil {
@@ -93,7 +111,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 		removeNode(ctx, c, me)
 		return err
 	}
-	if err := waitTurn(ctx, c, e.name, kids, me, isCandidate); err != nil {
+	if err := waitTurn(ctx, a, c, e.name, kids, me, isCandidate); err != nil {
 		removeNode(ctx, c, me)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -110,7 +128,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 
 	// Our node vanishing (deleted by someone else, or the session ended)
 	// ends the leadership.
-	h := holdNode(e.s, e.name, me)
+	h := holdNode(e.s, e.tel, a, e.name, me)
 	e.held.Take(h, h.lease)
 	return nil
 }

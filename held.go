@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/handle"
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // nodeHold is a node a recipe holds and the lease handed out for it. The
@@ -23,8 +24,8 @@ type nodeHold struct {
 
 // holdNode returns the hold of our node me on the lock named key, and
 // starts watching the session and the node.
-func holdNode(s *Session, key string, me Node) *nodeHold {
-	l, end := handle.NewLease(key, me.Token)
+func holdNode(s *Session, tel *telemetry.Handle, a *telemetry.Acquire, key string, me Node) *nodeHold {
+	l, end := s.newLease(tel, a, key, me.Token)
 	ctx, stop := context.WithCancel(context.Background())
 	h := &nodeHold{s: s, node: me, lease: l, end: end, stop: stop, quiet: make(chan struct{})}
 	go h.watch(ctx)

@@ -89,10 +89,10 @@ func ParseIdentity(data []byte) (Identity, bool) {
 
 // WithIdentity returns a Session on the same connection whose recipes
 // write id (its Host, PID and Cmd) into their nodes instead of
-// DefaultIdentity. It does no I/O; both Sessions share one connection and
-// one lifetime.
+// DefaultIdentity. It does no I/O; both Sessions share one connection, one
+// lifetime and one telemetry.
 func (s *Session) WithIdentity(id Identity) *Session {
-	return &Session{conn: s.conn, ident: Identity{Host: id.Host, PID: id.PID, Cmd: id.Cmd}}
+	return &Session{conn: s.conn, ident: Identity{Host: id.Host, PID: id.PID, Cmd: id.Cmd}, tel: s.tel}
 }
 
 // Identity is the identity this Session's recipes write into their nodes.

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // cleanupTimeout bounds the work done after a cancelled wait to remove the
@@ -39,7 +41,7 @@ func enqueue(ctx context.Context, c Conn, dir, kind string, data []byte) (Node, 
 // blocker clears it. With try it never waits: busy says from a listing whether the lock is
 // taken before queuing, and a node that would have to wait is removed;
 // both give ErrLocked. A failed or cancelled wait removes our node.
-func takeTurn(ctx context.Context, c Conn, dir, kind string, data []byte, blocker blockerFunc, try bool, busy func([]Node) bool) (Node, error) {
+func takeTurn(ctx context.Context, a *telemetry.Acquire, c Conn, dir, kind string, data []byte, blocker blockerFunc, try bool, busy func([]Node) bool) (Node, error) {
 	if try {
 		// A contender already in line means the lock is taken: answer
 		// without creating a node.
@@ -56,13 +58,14 @@ func takeTurn(ctx context.Context, c Conn, dir, kind string, data []byte, blocke
 		return Node{}, err
 	}
 	if try {
+		a.Queued(indexOf(kids, me))
 		if i := indexOf(kids, me); i < 0 || blocker(kids, i) >= 0 {
 			removeNode(ctx, c, me)
 			return Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
 		}
 		return me, nil
 	}
-	if err := waitTurn(ctx, c, dir, kids, me, blocker); err != nil {
+	if err := waitTurn(ctx, a, c, dir, kids, me, blocker); err != nil {
 		removeNode(ctx, c, me)
 		if ctx.Err() != nil {
 			return Node{}, ctx.Err()
@@ -96,7 +99,10 @@ func indexOf(kids []Node, n Node) int {
 // long the line. Walking the stale listing instead would cost one request
 // per node ahead of us. The listing is dropped while we wait, so a waiter
 // holds one node, not the whole line.
-func waitTurn(ctx context.Context, c Conn, dir string, kids []Node, me Node, blocker blockerFunc) error {
+func waitTurn(ctx context.Context, a *telemetry.Acquire, c Conn, dir string, kids []Node, me Node, blocker blockerFunc) error {
+	if a != nil {
+		a.Queued(indexOf(kids, me))
+	}
 	for {
 		i := indexOf(kids, me)
 		if i < 0 {
@@ -111,6 +117,7 @@ func waitTurn(ctx context.Context, c Conn, dir string, kids []Node, me Node, blo
 		rest = append(append(rest, kids[:b]...), kids[b+1:i+1]...)
 		more := blocker(rest, len(rest)-1) >= 0
 		kids, rest = nil, nil
+		a.Wait()
 		if err := c.WaitGone(ctx, wait); err != nil {
 			return err
 		}

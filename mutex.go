@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/batonhq/baton/internal/handle"
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // Mutex is a distributed exclusive lock: the seeds' lock without herd
@@ -24,6 +25,7 @@ import (
 type Mutex struct {
 	s    *Session
 	name string
+	tel  *telemetry.Handle // nil: no telemetry
 
 	gate handle.Gate // one call at a time on this handle
 	held nodeHeld
@@ -32,7 +34,7 @@ type Mutex struct {
 // NewMutex returns a mutex on name (a ZooKeeper path, an etcd prefix). It
 // does no I/O.
 func NewMutex(s *Session, name string) *Mutex {
-	return &Mutex{s: s, name: name}
+	return &Mutex{s: s, name: name, tel: s.tel.Handle(recipeMutex, name)}
 }
 
 // Name is the lock's name on the store.
@@ -56,7 +58,11 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, true)
 }
 
-func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
+func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
+	a := m.tel.StartAcquire(ctx)
+	if a != nil {
+		defer func() { a.End(outcomeOf(err), tokenOf(l), err) }()
+	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err
 	}
@@ -67,7 +73,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}
-	me, err := takeTurn(ctx, m.s.conn, m.name, KindLock, m.s.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, a, m.s.conn, m.name, KindLock, m.s.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
 		for _, k := range kids {
 			if k.Kind == KindLock {
 				return true
@@ -78,7 +84,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := holdNode(m.s, m.name, me)
+	h := holdNode(m.s, m.tel, a, m.name, me)
 	return m.held.Take(h, h.lease), nil
 }
 

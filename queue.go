@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // Queue is a distributed FIFO queue: each item is a persistent sequential
@@ -28,13 +31,16 @@ import (
 type Queue struct {
 	s          *Session
 	name       string
+	tel        *telemetry.Handle // nil: no telemetry
 	cache      itemCache
 	contention contention
 }
 
 // NewQueue returns a queue on name (a ZooKeeper path, an etcd prefix). It
 // does no I/O.
-func NewQueue(s *Session, name string) *Queue { return &Queue{s: s, name: name} }
+func NewQueue(s *Session, name string) *Queue {
+	return &Queue{s: s, name: name, tel: s.tel.Handle(recipeQueue, name)}
+}
 
 // Name is the queue's name on the store.
 func (q *Queue) Name() string { return q.name }
@@ -88,6 +94,7 @@ func (q *Queue) take(ctx context.Context) ([]byte, []Node, error) {
 				return nil, nil, err
 			}
 			items := onlyKind(kids, KindQueue)
+			q.tel.QueueDepth(len(items))
 			if len(items) == 0 {
 				return nil, kids, ErrEmpty
 			}
@@ -95,7 +102,7 @@ func (q *Queue) take(ctx context.Context) ([]byte, []Node, error) {
 			q.cache.fill(items[i+1:])
 			k = items[i]
 		}
-		data, got, err := q.takeOne(ctx, k)
+		data, got, err := q.takeOne(ctx, k, q.tel)
 		if got || err != nil {
 			q.contention.ok()
 			return data, nil, err
@@ -138,7 +145,7 @@ func (c *contention) start(n int) int {
 
 // takeOne tries to remove item k. got is false when another consumer took
 // it first.
-func (q *Queue) takeOne(ctx context.Context, k Node) (data []byte, got bool, err error) {
+func (q *Queue) takeOne(ctx context.Context, k Node, tel *telemetry.Handle) (data []byte, got bool, err error) {
 	c := q.s.conn
 	data, n, err := c.Get(ctx, k.Path)
 	if errors.Is(err, ErrNotFound) {
@@ -157,6 +164,9 @@ func (q *Queue) takeOne(ctx context.Context, k Node) (data []byte, got bool, err
 	if err != nil {
 		return nil, false, err
 	}
+	if tel != nil && !n.Created.IsZero() {
+		tel.QueueOldest(time.Since(n.Created))
+	}
 	return data, true, nil
 }
 
@@ -167,7 +177,11 @@ func (q *Queue) Peek(ctx context.Context) ([]byte, error) {
 
 // Len returns the number of items in the queue.
 func (q *Queue) Len(ctx context.Context) (int, error) {
-	return queueLen(ctx, q.s.conn, q.name)
+	n, err := queueLen(ctx, q.s.conn, q.name)
+	if err == nil {
+		q.tel.QueueDepth(n)
+	}
+	return n, err
 }
 
 func queueLen(ctx context.Context, c Conn, dir string) (int, error) {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // claimsName is the directory under a ReliableQueue's name holding one
@@ -23,6 +26,7 @@ const claimsName = "claims"
 type ReliableQueue struct {
 	s          *Session
 	name       string
+	tel        *telemetry.Handle // nil: no telemetry
 	cache      itemCache
 	contention contention
 }
@@ -41,7 +45,7 @@ type Item struct {
 // NewReliableQueue returns a reliable queue on name (a ZooKeeper path, an
 // etcd prefix). It does no I/O.
 func NewReliableQueue(s *Session, name string) *ReliableQueue {
-	return &ReliableQueue{s: s, name: name}
+	return &ReliableQueue{s: s, name: name, tel: s.tel.Handle(recipeReliableQueue, name)}
 }
 
 // Name is the queue's name on the store.
@@ -118,6 +122,7 @@ func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error)
 					free = append(free, k)
 				}
 			}
+			q.tel.QueueDepth(len(free))
 			if len(free) == 0 {
 				return nil, kids, claims, ErrEmpty
 			}
@@ -161,6 +166,9 @@ func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
 	if err != nil {
 		removeNode(ctx, c, cl)
 		return nil, err
+	}
+	if q.tel != nil && !n.Created.IsZero() {
+		q.tel.QueueOldest(time.Since(n.Created))
 	}
 	return &Item{Data: data, Node: n, claim: cl}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton/internal/handle"
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // RWMutex is a distributed reader/writer lock: the seeds' shared lock.
@@ -31,6 +32,8 @@ import (
 type RWMutex struct {
 	s    *Session
 	name string
+	rtel *telemetry.Handle // read side; nil: no telemetry
+	wtel *telemetry.Handle // write side
 
 	gate handle.Gate // one call at a time on this handle
 	r    nodeHeld    // read side
@@ -40,7 +43,7 @@ type RWMutex struct {
 // NewRWMutex returns a reader/writer lock on name (a ZooKeeper path, an
 // etcd prefix). It does no I/O.
 func NewRWMutex(s *Session, name string) *RWMutex {
-	return &RWMutex{s: s, name: name}
+	return &RWMutex{s: s, name: name, rtel: s.tel.Handle(recipeRead, name), wtel: s.tel.Handle(recipeWrite, name)}
 }
 
 // Name is the lock's name on the store.
@@ -84,7 +87,15 @@ func (m *RWMutex) side(write bool) *nodeHeld {
 	return &m.r
 }
 
-func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) {
+func (m *RWMutex) acquire(ctx context.Context, write, try bool) (l *Lease, err error) {
+	tel := m.rtel
+	if write {
+		tel = m.wtel
+	}
+	a := tel.StartAcquire(ctx)
+	if a != nil {
+		defer func() { a.End(outcomeOf(err), tokenOf(l), err) }()
+	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err
 	}
@@ -108,7 +119,7 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) 
 	if write {
 		kind, blocker = KindWrite, prevOfKinds(KindRead, KindWrite, KindLock)
 	}
-	me, err := takeTurn(ctx, m.s.conn, m.name, kind, m.s.nodeData(), blocker, try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, a, m.s.conn, m.name, kind, m.s.nodeData(), blocker, try, func(kids []Node) bool {
 		for _, k := range kids {
 			if k.Path != own && (exclusive(k) || write && k.Kind == KindRead) {
 				return true
@@ -119,7 +130,7 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (*Lease, error) 
 	if err != nil {
 		return nil, err
 	}
-	h := holdNode(m.s, m.name, me)
+	h := holdNode(m.s, tel, a, m.name, me)
 	return held.Take(h, h.lease), nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // Semaphore is a distributed counting semaphore: at most n leases are held
@@ -28,6 +30,7 @@ type Semaphore struct {
 	s    *Session
 	name string
 	n    int
+	tel  *telemetry.Handle // nil: no telemetry
 
 	mu   sync.Mutex
 	held map[*Lease]*semHold
@@ -44,7 +47,7 @@ type semHold struct {
 // an etcd prefix). It does no I/O. With n < 1, Acquire and TryAcquire
 // return an error wrapping ErrInvalidPermits.
 func NewSemaphore(s *Session, name string, n int) *Semaphore {
-	return &Semaphore{s: s, name: name, n: n, held: make(map[*Lease]*semHold)}
+	return &Semaphore{s: s, name: name, n: n, tel: s.tel.Handle(recipeSemaphore, name), held: make(map[*Lease]*semHold)}
 }
 
 // Name is the semaphore's name on the store.
@@ -73,7 +76,11 @@ func (m *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, true)
 }
 
-func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
+func (m *Semaphore) acquire(ctx context.Context, try bool) (l *Lease, err error) {
+	a := m.tel.StartAcquire(ctx)
+	if a != nil {
+		defer func() { a.End(outcomeOf(err), tokenOf(l), err) }()
+	}
 	if m.n < 1 {
 		return nil, fmt.Errorf("%w: semaphore %s with %d permits", ErrInvalidPermits, m.name, m.n)
 	}
@@ -86,6 +93,7 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 		if err != nil {
 			return nil, err
 		}
+		m.permits(kids)
 		if countKind(kids, KindLease) >= m.n {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
 		}
@@ -93,7 +101,7 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 	// The acquirers' line: each Acquire queues like a stranger, even
 	// several on one Semaphore. Holding the line's head is only a turn to
 	// look at the leases, so it needs no lease of its own.
-	turn, err := takeTurn(ctx, c, m.locksDir(), KindLock, m.s.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
+	turn, err := takeTurn(ctx, a, c, m.locksDir(), KindLock, m.s.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
 		return countKind(kids, KindLock) > 0
 	})
 	if err != nil {
@@ -108,8 +116,16 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
+	first := true
 	for {
+		m.permits(kids)
 		i := rankOf(kids, me, KindLease)
+		if first {
+			// Our position in line is the leases ahead of us beyond
+			// the n that hold a permit.
+			a.Queued(max(i-m.n+1, 0))
+			first = false
+		}
 		if i < 0 {
 			err = fmt.Errorf("%w: our lease node %s is gone", ErrLost, me.Path)
 			break
@@ -121,6 +137,7 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 			err = fmt.Errorf("%w: %s", ErrLocked, m.name)
 			break
 		}
+		a.Wait()
 		if err = c.WaitChildren(ctx, m.leasesDir(), kids); err != nil {
 			break
 		}
@@ -135,7 +152,7 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 		}
 		return nil, err
 	}
-	h := holdNode(m.s, m.name, me)
+	h := holdNode(m.s, m.tel, a, m.name, me)
 	m.mu.Lock()
 	m.held[h.lease] = &semHold{nodeHold: h}
 	m.mu.Unlock()
@@ -178,6 +195,16 @@ func countKind(kids []Node, kind string) int {
 		}
 	}
 	return n
+}
+
+// permits records the permits held and free in a listing of the leases:
+// the first n lease nodes hold a permit; nodes after them wait for one.
+func (m *Semaphore) permits(kids []Node) {
+	if m.tel == nil {
+		return
+	}
+	held := min(countKind(kids, KindLease), m.n)
+	m.tel.Permits(held, m.n-held)
 }
 
 // rankOf is the position of me among the nodes of kind, or -1 if absent.

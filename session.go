@@ -2,7 +2,11 @@ package baton
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/batonhq/baton/internal/handle"
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // DefaultTTL is the session timeout used when none is given.
@@ -18,12 +22,20 @@ const DefaultTTL = 10 * time.Second
 // someone else. Done is closed then and Err says why.
 type Session struct {
 	conn  Conn
-	ident Identity // written into the recipes' nodes
+	ident Identity     // written into the recipes' nodes
+	tel   *telemetry.T // nil: no telemetry
 }
 
 // NewSession wraps a backend connection. It does no I/O. Its recipes write
-// DefaultIdentity into their nodes; see WithIdentity.
-func NewSession(c Conn) *Session { return &Session{conn: c, ident: DefaultIdentity()} }
+// DefaultIdentity into their nodes; see WithIdentity. With WithTelemetry,
+// the session and its recipes report metrics and spans.
+func NewSession(c Conn, opts ...SessionOption) *Session {
+	var o sessionOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Session{conn: c, ident: DefaultIdentity(), tel: newTelemetry(c, o.tel)}
+}
 
 // Conn returns the backend connection under the session.
 func (s *Session) Conn() Conn { return s.conn }
@@ -43,3 +55,31 @@ func (s *Session) Err() error { return s.conn.Err() }
 
 // Close ends the session and releases everything it holds.
 func (s *Session) Close(ctx context.Context) error { return s.conn.Close(ctx) }
+
+// deadline is the session's local deadline, or zero if the backend does
+// not say.
+func (s *Session) deadline() time.Time {
+	if e, ok := s.conn.(Expirer); ok {
+		return e.Expiry()
+	}
+	return time.Time{}
+}
+
+// newLease makes the lease of an acquisition on this session, reporting
+// its hold to h (nil: none): the hold starts now and ends with the lease,
+// just after Done closes.
+func (s *Session) newLease(h *telemetry.Handle, a *telemetry.Acquire, key string, token int64) (*Lease, func(error)) {
+	l, end := handle.NewLease(key, token)
+	if h == nil {
+		return l, end
+	}
+	x := h.StartHold(a.Parent(), token, s.deadline)
+	var once sync.Once
+	return l, func(err error) {
+		end(err)
+		once.Do(func() {
+			e, r := endOf(l.Err())
+			x.End(e, r, l.Err())
+		})
+	}
+}

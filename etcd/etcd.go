@@ -26,6 +26,7 @@ type options struct {
 	client         *clientv3.Client
 	user, password string
 	tls            *tls.Config
+	telemetry      baton.Telemetry
 }
 
 // WithTTL sets the session (lease) TTL. etcd counts TTLs in whole seconds:
@@ -64,7 +65,7 @@ func Open(ctx context.Context, endpoints []string, opts ...Option) (*baton.Sessi
 	if err != nil {
 		return nil, err
 	}
-	return baton.NewSession(c), nil
+	return baton.NewSession(c, baton.WithTelemetry(telemetryOf(opts))), nil
 }
 
 // conn implements baton.Conn on one etcd lease.
@@ -94,6 +95,8 @@ type conn struct {
 
 	expiryMu sync.Mutex
 	expiry   time.Time // the keepalive loop's loss deadline
+
+	onRenew atomic.Pointer[func(time.Duration)] // telemetry, or nil
 
 	// seen is the highest store revision this session has observed (in a
 	// reply or a watch event). Reads are served at or after it.

@@ -56,6 +56,9 @@ func (c *conn) keepAlive(sent time.Time) {
 		}
 		switch {
 		case err == nil:
+			if f := c.onRenew.Load(); f != nil {
+				(*f)(time.Until(deadline))
+			}
 			deadline = t.Add(c.ttl - margin)
 			c.setExpiry(deadline)
 			next = t.Add(interval)

@@ -70,7 +70,8 @@ func New() *Store {
 }
 
 // Open starts a session with the given TTL (0 means baton.DefaultTTL).
-func (s *Store) Open(ctx context.Context, ttl time.Duration) (*baton.Session, error) {
+// Options (baton.WithTelemetry) configure the session.
+func (s *Store) Open(ctx context.Context, ttl time.Duration, opts ...baton.SessionOption) (*baton.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func (s *Store) Open(ctx context.Context, ttl time.Duration) (*baton.Session, er
 	close(c.heal)
 	s.sessions[c.id] = c
 	s.mu.Unlock()
-	return baton.NewSession(c), nil
+	return baton.NewSession(c, opts...), nil
 }
 
 // WatchFires is the number of watch notifications the store has sent.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -39,7 +40,12 @@ type hold struct {
 	next     *time.Timer        // the next renewal
 	cancel   context.CancelFunc // the renewal in flight, if any
 	inflight sync.WaitGroup
+
+	renewed atomic.Pointer[func(time.Duration)] // telemetry: slack at each confirmed renewal
 }
+
+// errValidity is why a hold ends when no renewal was confirmed in time.
+var errValidity = errors.New("renewal not confirmed before the lock's validity ran out")
 
 // newHold starts renewing an acquisition valid until deadline (measured on
 // the monotonic clock from when the acquiring command was sent).
@@ -64,7 +70,7 @@ func (h *hold) expired() {
 		h.expire.Reset(d) // a renewal moved the deadline meanwhile
 		return
 	}
-	h.lose(fmt.Errorf("%w: %s: renewal not confirmed before the lock's validity ran out", baton.ErrLost, h.key))
+	h.lose(fmt.Errorf("%w: %s: %w", baton.ErrLost, h.key, errValidity))
 }
 
 // lose ends the lease as lost. Called with h.mu held.
@@ -106,6 +112,9 @@ func (h *hold) renewOnce() {
 	case errors.Is(err, baton.ErrLost):
 		h.lose(err)
 	case err == nil && nd.After(h.deadline):
+		if f := h.renewed.Load(); f != nil {
+			(*f)(time.Until(h.deadline))
+		}
 		h.deadline = nd
 		h.next.Reset(h.every)
 	default:

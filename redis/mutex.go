@@ -47,6 +47,7 @@ type Mutex struct {
 	c   *Client
 	k   keys
 	ttl time.Duration
+	obs *observer // nil: no telemetry
 
 	gate   handle.Gate             // one call at a time on this handle
 	levels handle.Reentrant[*hold] // what this handle holds, by level
@@ -55,7 +56,7 @@ type Mutex struct {
 // NewMutex returns a lock on key, a plain Redis key name. It does no I/O.
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
-	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl}
+	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, obs: newObserver("redis", key, o)}
 }
 
 // Key is the lock's Redis key.
@@ -68,12 +69,16 @@ func (m *Mutex) Key() string { return m.k.lock }
 // server.
 //
 // If ctx ends first, our place in line is given up and ctx.Err() returned.
-func (m *Mutex) Lock(ctx context.Context) (*baton.Lease, error) { return m.acquire(ctx, false) }
+func (m *Mutex) Lock(ctx context.Context) (*baton.Lease, error) {
+	return m.obs.acquire(ctx, false, m.acquire, &m.levels)
+}
 
 // TryLock acquires the lock only if it is free; it returns an error
 // wrapping baton.ErrLocked otherwise. (While baton clients wait, a
 // baton holder hands the lock over at release, so it is never free.)
-func (m *Mutex) TryLock(ctx context.Context) (*baton.Lease, error) { return m.acquire(ctx, true) }
+func (m *Mutex) TryLock(ctx context.Context) (*baton.Lease, error) {
+	return m.obs.acquire(ctx, true, m.acquire, &m.levels)
+}
 
 // Unlock releases one level of the lock; the last level deletes the key
 // (only if it still holds our value) and wakes the next waiter. Unlock

@@ -12,6 +12,7 @@ type Option func(*options)
 
 type options struct {
 	ttl time.Duration
+	tel baton.Telemetry
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it

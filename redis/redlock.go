@@ -76,6 +76,7 @@ type Redlock struct {
 	q   *Quorum
 	k   keys
 	ttl time.Duration
+	obs *observer // nil: no telemetry
 
 	gate   handle.Gate             // one call at a time on this handle
 	levels handle.Reentrant[*hold] // what this handle holds, by level
@@ -88,7 +89,7 @@ type Redlock struct {
 // NewRedlock returns a Redlock on key over q's masters. It does no I/O.
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	o := buildOptions(opts)
-	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl}
+	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, obs: newObserver("redlock", key, o)}
 }
 
 // Key is the lock's Redis key.
@@ -96,12 +97,16 @@ func (r *Redlock) Key() string { return r.k.lock }
 
 // Lock acquires the lock, waiting in line for as long as ctx allows; see
 // Redlock. The lease's Token is 0 (Redlock has no fencing token).
-func (r *Redlock) Lock(ctx context.Context) (*baton.Lease, error) { return r.acquire(ctx, false) }
+func (r *Redlock) Lock(ctx context.Context) (*baton.Lease, error) {
+	return r.obs.acquire(ctx, false, r.acquire, &r.levels)
+}
 
 // TryLock makes one attempt. It returns an error wrapping baton.ErrLocked
 // when the lock is held elsewhere (or votes split), and one wrapping
 // ErrNoQuorum when too few masters answer.
-func (r *Redlock) TryLock(ctx context.Context) (*baton.Lease, error) { return r.acquire(ctx, true) }
+func (r *Redlock) TryLock(ctx context.Context) (*baton.Lease, error) {
+	return r.obs.acquire(ctx, true, r.acquire, &r.levels)
+}
 
 // Unlock releases one level; the last releases the key on every master
 // (where it still holds our value, handing it to the next waiter there)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what baton's tests need on a Debian machine: the real engines
-# (ZooKeeper, Redis, etcd's etcdctl and 3.4 server), the interop peers
+# (ZooKeeper, Redis, etcd's etcdctl and 3.4 server), Prometheus (the observability tests), the interop peers
 # (Apache Curator, kazoo, ZooKeeper's own recipes) and the Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(zookeeper redis-server etcd-client etcd-server libcurator-recipes-java python3-kazoo libzookeeper-java libnetty-java)
+pkgs=(zookeeper redis-server etcd-client etcd-server libcurator-recipes-java python3-kazoo libzookeeper-java libnetty-java prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -27,6 +27,8 @@ type options struct {
 	// wrap wraps each connection to a server (over TLS, if any) before
 	// the client uses it. Tests set it to inject faults.
 	wrap func(net.Conn) net.Conn
+
+	telemetry baton.Telemetry
 }
 
 type authInfo struct {
@@ -61,7 +63,7 @@ func Open(ctx context.Context, servers []string, opts ...Option) (*baton.Session
 	if err != nil {
 		return nil, err
 	}
-	return baton.NewSession(c), nil
+	return baton.NewSession(c, baton.WithTelemetry(telemetryOf(opts))), nil
 }
 
 type nopLogger struct{}
@@ -220,7 +222,11 @@ func (c *conn) event(ev gozk.Event) {
 
 // margin is how long before the server could expire the session we give it
 // up: a fifth of the timeout.
-func (c *conn) limit() time.Duration { return c.ttl - c.ttl/5 }
+func (c *conn) limit() time.Duration { return limitOf(c.ttl) }
+
+// limitOf is how long after the last confirmed contact a session with
+// timeout ttl is given up.
+func limitOf(ttl time.Duration) time.Duration { return ttl - ttl/5 }
 
 // watchdog ends the session when no reply has been confirmed for the
 // timeout minus the margin, connected or not.

@@ -59,6 +59,8 @@ type wire struct {
 
 	requests atomic.Int64
 	watches  atomic.Int64
+
+	onRenew func(slack time.Duration) // telemetry, or nil; guarded by mu
 }
 
 // minHandshake is the least time a TLS handshake is given: go-zookeeper
@@ -309,7 +311,11 @@ func (c *tapConn) confirm() {
 	t := c.sent[0]
 	c.sent = c.sent[1:]
 	if t.After(c.w.confirmed) {
+		old := c.w.confirmed
 		c.w.confirmed = t
+		if f := c.w.onRenew; f != nil && !old.IsZero() && c.w.timeout > 0 {
+			f(time.Until(old.Add(limitOf(c.w.timeout))))
+		}
 	}
 }
 

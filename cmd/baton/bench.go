@@ -66,6 +66,23 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 		case "herd", "footprint":
 			cfg.Clients = *waiters
 		}
+		if w == "telemetry" {
+			stop, sdk := sdkArm()
+			trs, err := bench.TelemetryCost(ctx, batonT, cfg, append(bench.BaseArms(), sdk))
+			stop()
+			if err != nil {
+				return fmt.Errorf("bench %s: %w", w, err)
+			}
+			for _, r := range trs {
+				if *asJSON {
+					if err := r.WriteJSON(m.Stdout); err != nil {
+						return err
+					}
+				}
+				rs = append(rs, r)
+			}
+			continue
+		}
 		r, err := bench.Run(ctx, t, cfg)
 		if err != nil {
 			return fmt.Errorf("bench %s: %w", w, err)

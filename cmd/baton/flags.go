@@ -30,6 +30,9 @@ type storeFlags struct {
 	tls     store.TLSFiles
 	name    string // the recipe name, checked against the store kind before dialing
 	verb    string // the command ("lock", …), written into our nodes' identity
+
+	metrics string         // --metrics-addr, where the command serves /metrics
+	ms      *metricsServer // serving it, from the first open
 }
 
 // TTL bounds, the same on every store. A server may still grant another
@@ -53,7 +56,7 @@ func (sf *storeFlags) checkDurations() error {
 
 // options are the store.Options the flags ask for.
 func (sf *storeFlags) options() store.Options {
-	return store.Options{DialTimeout: sf.dial, TTL: sf.ttl, TLS: sf.tls}
+	return store.Options{DialTimeout: sf.dial, TTL: sf.ttl, TLS: sf.tls, Telemetry: sf.ms.telemetry()}
 }
 
 // parse parses the store URL and checks the TLS flags and the recipe
@@ -108,6 +111,9 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		fs.StringVar(&sf.tls.CA, "tls-ca", m.Getenv("BATON_TLS_CA"), "PEM `FILE` of CAs for a TLS store, zks://, etcds:// or rediss:// (or $BATON_TLS_CA; default: the system's)")
 		fs.StringVar(&sf.tls.Cert, "tls-cert", m.Getenv("BATON_TLS_CERT"), "PEM `FILE`: client certificate for a TLS store (or $BATON_TLS_CERT)")
 		fs.StringVar(&sf.tls.Key, "tls-key", m.Getenv("BATON_TLS_KEY"), "PEM `FILE`: the client certificate's key (or $BATON_TLS_KEY)")
+		if metricsCommand(name) {
+			addMetricsFlag(fs, &sf.metrics)
+		}
 	}
 	fs.help = func() {
 		fmt.Fprintf(m.Stdout, "usage: baton %s\n\nflags:\n", synopsis)
@@ -208,11 +214,19 @@ func oneName(fs *flagSet, pos []string) (string, error) {
 	return pos[0], checkName(pos[0])
 }
 
-// open parses the store URL and opens it within the dial timeout.
+// open parses the store URL and opens it within the dial timeout. With
+// --metrics-addr it first starts serving /metrics, until Run returns.
 func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 	u, err := sf.parse()
 	if err != nil {
 		return nil, err
+	}
+	if sf.metrics != "" && sf.ms == nil {
+		if sf.ms, err = startMetrics(sf.metrics); err != nil {
+			return nil, err
+		}
+		m.atExit(sf.ms.close)
+		sf.ms.announce(m.Stderr, sf.metrics)
 	}
 	s, err := store.Open(ctx, u, sf.options())
 	if errors.Is(err, store.ErrBadTLS) || errors.Is(err, baton.ErrInvalidTTL) {

@@ -30,9 +30,9 @@ var (
 func newLocker(s *store.Store, name string) Locker {
 	switch {
 	case s.Redis != nil:
-		return redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL))
+		return redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry))
 	case s.Quorum != nil:
-		return redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL))
+		return redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry))
 	}
 	return baton.NewMutex(s.Session, name)
 }

@@ -26,6 +26,19 @@ type Main struct {
 	Stderr io.Writer
 	// Getenv reads the environment (BATON_STORE).
 	Getenv func(string) string
+
+	exits []func() // run when Run returns, last first
+}
+
+// atExit makes f run when Run returns (a metrics server's stop).
+func (m *Main) atExit(f func()) { m.exits = append(m.exits, f) }
+
+func (m *Main) runExits() {
+	for len(m.exits) > 0 {
+		f := m.exits[len(m.exits)-1]
+		m.exits = m.exits[:len(m.exits)-1]
+		f()
+	}
 }
 
 // NewMain returns a Main on the process's standard files and environment.
@@ -144,6 +157,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stdout, "baton %s\n", version())
 		return nil
 	}
+	defer m.runExits()
 	for _, c := range commands {
 		if c.name == args[0] {
 			return c.run(m, ctx, args[1:])

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/batonhq/baton/etcd/embedded"
 )
 
 // serveSynopsis is serve's usage line.
-const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth] [--compaction-interval D] [--quota-backend-bytes SIZE] [--snapshot-count N] [--name N (--initial-cluster N=h:p,… | --cluster FILE | --join URL) [--listen-peer h:p] [--peer-tls-cert F --peer-tls-key F [--peer-tls-ca F]]] | serve members [--store URL]"
+const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--metrics-addr HOST:PORT] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth] [--compaction-interval D] [--quota-backend-bytes SIZE] [--snapshot-count N] [--name N (--initial-cluster N=h:p,… | --cluster FILE | --join URL) [--listen-peer h:p] [--peer-tls-cert F --peer-tls-key F [--peer-tls-ca F]]] | serve members [--store URL]"
 
 // serve is `baton serve`: a single-node etcd in this process, the store
 // baton uses by default; with --tls-cert and --tls-key it serves TLS only
@@ -35,6 +37,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	auth := fs.Bool("auth", false, "turn on etcd authentication: user root, password from $BATON_AUTH_PASSWORD")
 	ops := addServeOps(fs)
 	cluster := addServeCluster(fs)
+	var metricsAddr string
+	addMetricsFlag(fs, &metricsAddr)
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -62,6 +66,12 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if _, err := net.ResolveTCPAddr("tcp", *listen); err != nil {
 		return usageErr("serve: --listen %q: want host:port (%v)", *listen, err)
 	}
+	// etcd registers its metrics with Prometheus's default registry.
+	ms, err := startMetrics(metricsAddr, prometheus.DefaultGatherer)
+	if err != nil {
+		return err
+	}
+	defer ms.close()
 	sigs := catchSignals()
 	defer sigs.stop()
 	abs, err := filepath.Abs(*dir)
@@ -84,6 +94,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(m.Stdout, "baton: etcd serving on %s (data in %s%s); use --store %s; Ctrl-C stops\n",
 			srv.Addr(), abs, serveModes(cfg, srv), serveStore(cfg, srv))
+	}
+	if ms != nil {
+		fmt.Fprintf(m.Stdout, "baton: metrics (etcd's and baton's) on http://%s/metrics\n", ms.addr)
 	}
 	cas := readCAs(cfg)
 	for stop := false; !stop; {

@@ -103,9 +103,12 @@ type Config struct {
 	// Hold is how long each acquisition is held before its release
 	// (uncontended, floor, contended); zero releases at once.
 	Hold time.Duration
+	// Rounds is how many interleaved rounds the telemetry workload runs
+	// (at least 3; 15 if zero).
+	Rounds int
 }
 
 // Workloads lists the workload names Run accepts.
 // "gateway" is contended on etcd's own lock over its HTTP gateway
-// (GatewayTarget).
-var Workloads = []string{"uncontended", "contended", "herd", "many", "floor", "footprint", "gateway"}
+// (GatewayTarget). The telemetry workload is run by TelemetryCost, not Run.
+var Workloads = []string{"uncontended", "contended", "herd", "many", "floor", "footprint", "gateway", "telemetry"}

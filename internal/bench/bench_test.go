@@ -98,3 +98,26 @@ func TestFIFO(t *testing.T) {
 		t.Fatalf("fifo with a starved client = %v, want 0", got)
 	}
 }
+
+// TestTelemetryCostOnMemory: the three arms run in the same rounds and
+// each reports its cycles.
+func TestTelemetryCostOnMemory(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	arms := BaseArms()
+	rs, err := TelemetryCost(ctx, memTarget(), Config{Workload: "telemetry", Duration: 300 * time.Millisecond, Rounds: 3}, arms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != len(arms) {
+		t.Fatalf("%d results, want %d", len(rs), len(arms))
+	}
+	for i, r := range rs {
+		if r.Impl != "baton+telemetry="+arms[i].Name || r.Acquisitions == 0 || r.Errors != 0 || r.CycleP50 == nil {
+			t.Errorf("result %d: %+v", i, r)
+		}
+		if !strings.Contains(r.Note, "over 3 interleaved rounds") {
+			t.Errorf("note %q", r.Note)
+		}
+	}
+}

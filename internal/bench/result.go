@@ -120,7 +120,17 @@ func WriteTable(w io.Writer, rs []Result) error {
 	for _, r := range rs {
 		fmt.Fprintln(tw, strings.Join(r.Row(), "\t")+"\t")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Note != "" && r.Workload == "telemetry" {
+			if _, err := fmt.Fprintf(w, "%s %s: %s\n", r.Impl, r.Store, r.Note); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // WriteMarkdown writes results as a Markdown table (times in ms).

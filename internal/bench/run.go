@@ -46,6 +46,8 @@ func Run(ctx context.Context, t Target, cfg Config) (Result, error) {
 		}
 		r.Locks = cfg.Locks
 		err = many(ctx, t, cfg, &r)
+	case "telemetry":
+		return r, fmt.Errorf("bench: the telemetry workload is run by TelemetryCost")
 	case "footprint":
 		if cfg.Clients < 1 {
 			cfg.Clients, r.Clients = 1000, 1000

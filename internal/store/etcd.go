@@ -11,7 +11,7 @@ import (
 // prints one line per failure, never the client's retry logs) and opens a
 // session on it, which closes the client when it ends.
 func openEtcd(ctx context.Context, u URL, o Options) (*Store, error) {
-	opts := []etcd.Option{etcd.WithTTL(o.TTL)}
+	opts := []etcd.Option{etcd.WithTTL(o.TTL), etcd.WithTelemetry(o.Telemetry)}
 	eps := make([]string, len(u.Hosts))
 	for i, h := range u.Hosts {
 		eps[i] = "http://" + h

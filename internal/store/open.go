@@ -35,6 +35,9 @@ type Options struct {
 	// TLS names the PEM files for a TLS store (zks, etcds, rediss). Open
 	// refuses them for a store that is not TLS.
 	TLS TLSFiles
+	// Telemetry is where the session (or the Redis locks) report metrics
+	// and spans; the zero value reports nothing.
+	Telemetry baton.Telemetry
 }
 
 // Store is an open store: a session for ZooKeeper and etcd, a client for
@@ -49,6 +52,9 @@ type Store struct {
 	Quorum *redis.Quorum
 	// TTL is the lock validity to give Redis locks (Options.TTL).
 	TTL time.Duration
+	// Telemetry is what the Redis locks made on this store report to
+	// (sessions have theirs already).
+	Telemetry baton.Telemetry
 
 	closer func() error // closes a client the session does not own
 }

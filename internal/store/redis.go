@@ -36,7 +36,7 @@ func openRedis(ctx context.Context, u URL, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{URL: u, Redis: c, TTL: o.TTL}, nil
+	return &Store{URL: u, Redis: c, TTL: o.TTL, Telemetry: o.Telemetry}, nil
 }
 
 // openRedlock dials every master of a redlock:// URL (a majority must
@@ -52,7 +52,7 @@ func openRedlock(ctx context.Context, u URL, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{URL: u, Quorum: q, TTL: o.TTL}, nil
+	return &Store{URL: u, Quorum: q, TTL: o.TTL, Telemetry: o.Telemetry}, nil
 }
 
 // redisTLS is the TLS configuration for a rediss:// URL's one host.

@@ -12,7 +12,7 @@ import (
 // identity (and the server's super user) may change or delete it. zks://
 // dials the servers' secure client port with the TLS files of o.
 func openZK(ctx context.Context, u URL, o Options) (*Store, error) {
-	opts := []zk.Option{zk.WithTTL(o.TTL)}
+	opts := []zk.Option{zk.WithTTL(o.TTL), zk.WithTelemetry(o.Telemetry)}
 	if u.Chroot != "" {
 		opts = append(opts, zk.WithChroot(u.Chroot))
 	}

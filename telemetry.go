@@ -1,0 +1,157 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/batonhq/baton/internal/telemetry"
+)
+
+// Telemetry says where a session reports its metrics and spans through
+// OpenTelemetry. The zero Telemetry reports nothing, and a session without
+// it pays nothing measurable (docs/PERFORMANCE.md, "instrumentation").
+//
+// Every recipe reports the metrics listed in docs/OBSERVABILITY.md
+// (baton.acquire.duration, baton.hold.duration, baton.waiting, baton.held,
+// baton.lost, baton.session.renew.slack, baton.leader,
+// baton.leader.transitions, baton.queue.depth, baton.queue.oldest_age,
+// baton.semaphore.permits) with the attributes backend, recipe and name,
+// and traces a span per acquire call ("baton.acquire": token, position in
+// line, attempts) and per hold ("baton.hold", with a "baton.lost" event
+// when the lease is lost).
+type Telemetry struct {
+	// MeterProvider receives the metrics; nil reports none.
+	MeterProvider metric.MeterProvider
+	// TracerProvider receives the spans; nil reports none.
+	TracerProvider trace.TracerProvider
+	// NameLabel maps a recipe's name to its name attribute, which keeps the
+	// number of series bounded. nil means DefaultNameLabel. Return a
+	// constant (or a small set of values) when names are made per request.
+	NameLabel func(name string) string
+	// Health, if set, learns of every lease held on the session, so that
+	// it fails when one outlives its deadline (see NewHealth).
+	Health *Health
+}
+
+// Health is a liveness check (an http.Handler) that fails when a lease
+// this process believes it holds is past its deadline: see NewHealth.
+type Health = telemetry.Health
+
+// NewHealth returns a liveness check, in the style of client-go's
+// leader-election watchdog, over the leases of the sessions (and Redis
+// locks) given it through Telemetry.Health. It answers 200 while every
+// lease still held is within its deadline plus tolerance, and 500 once one
+// is not: the process has not noticed, within tolerance, that it may have
+// lost a lease (it is stopped, starved or wedged), and its liveness probe
+// should restart it. A lease's deadline is the moment its session would be
+// given up locally unless renewed (ZooKeeper, etcd) or the end of the
+// lock's validity (Redis); leases on the memory store have none.
+func NewHealth(tolerance time.Duration) *Health { return telemetry.NewHealth(tolerance) }
+
+// DefaultNameLabel is the name attribute used when Telemetry.NameLabel is
+// nil: name with its ids and sequence numbers replaced by "#". A token (a
+// run of letters and digits) of hex digits only, with at least one decimal
+// digit, is an id; in other tokens each run of decimal digits is replaced;
+// ids joined by "-", "_" or "." (a UUID, a date) collapse into one "#".
+// So "/jobs/2024-06-01/report" is "/jobs/#/report", "orders/5f2b9c1e-…"
+// "orders/#" and "worker-17" "worker-#"; "nightly-report" stays as it is.
+func DefaultNameLabel(name string) string { return telemetry.DefaultNameLabel(name) }
+
+// Renewer is an optional Conn capability that telemetry uses: a report of
+// each confirmed renewal of the session.
+type Renewer interface {
+	// OnRenew makes f be called each time contact with the store is
+	// confirmed, with the time that was left before the session's loss
+	// deadline (Expirer). f must not block.
+	OnRenew(f func(slack time.Duration))
+}
+
+// Backender is an optional Conn capability: the backend's name ("zk",
+// "etcd", "memory"), the backend attribute of the session's metrics.
+type Backender interface {
+	Backend() string
+}
+
+// SessionOption configures NewSession.
+type SessionOption func(*sessionOptions)
+
+type sessionOptions struct {
+	tel Telemetry
+}
+
+// WithTelemetry makes the session and every recipe on it report to t.
+func WithTelemetry(t Telemetry) SessionOption {
+	return func(o *sessionOptions) { o.tel = t }
+}
+
+func newTelemetry(c Conn, t Telemetry) *telemetry.T {
+	backend := "unknown"
+	if b, ok := c.(Backender); ok {
+		backend = b.Backend()
+	}
+	tel := telemetry.New(backend, telemetry.Config{
+		MeterProvider:  t.MeterProvider,
+		TracerProvider: t.TracerProvider,
+		NameLabel:      t.NameLabel,
+		Health:         t.Health,
+	})
+	if r, ok := c.(Renewer); ok && tel != nil && t.MeterProvider != nil {
+		tel.SessionTTL(c.TTL())
+		r.OnRenew(tel.Renewed)
+	}
+	return tel
+}
+
+// Recipe names: the recipe attribute.
+const (
+	recipeMutex         = "mutex"
+	recipeRead          = "rwmutex_read"
+	recipeWrite         = "rwmutex_write"
+	recipeSemaphore     = "semaphore"
+	recipeElection      = telemetry.RecipeElection
+	recipeQueue         = "queue"
+	recipeReliableQueue = "reliable_queue"
+)
+
+// outcomeOf is the acquire outcome of an acquire call's error. A Try call
+// refused with ErrLocked gave up without waiting: a timeout of zero.
+func outcomeOf(err error) string {
+	switch {
+	case err == nil:
+		return telemetry.OutcomeAcquired
+	case errors.Is(err, ErrLocked), errors.Is(err, context.DeadlineExceeded):
+		return telemetry.OutcomeTimeout
+	case errors.Is(err, context.Canceled):
+		return telemetry.OutcomeCanceled
+	default:
+		return telemetry.OutcomeError
+	}
+}
+
+// endOf says how a lease that ended with err ended, and why if lost. A
+// session closed by its owner releases its leases.
+func endOf(err error) (end, reason string) {
+	switch {
+	case err == nil, errors.Is(err, ErrNotHeld), errors.Is(err, ErrClosed):
+		return telemetry.EndReleased, ""
+	case errors.Is(err, ErrSessionExpired):
+		return telemetry.EndLost, telemetry.ReasonSessionExpired
+	case errors.Is(err, ErrSessionLost):
+		return telemetry.EndLost, telemetry.ReasonSessionLost
+	case errors.Is(err, ErrRevoked):
+		return telemetry.EndRevoked, telemetry.ReasonNodeDeleted
+	default:
+		return telemetry.EndRevoked, telemetry.ReasonNodeDeleted
+	}
+}
+
+func tokenOf(l *Lease) int64 {
+	if l == nil {
+		return 0
+	}
+	return l.Token()
+}

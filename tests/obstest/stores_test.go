@@ -1,0 +1,160 @@
+package obstest
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/proxy"
+	"github.com/batonhq/baton/internal/zktest"
+	"github.com/batonhq/baton/memory"
+	"github.com/batonhq/baton/zk"
+)
+
+func TestMain(m *testing.M) {
+	code := zktest.Main(m)
+	if etcdServer.srv != nil {
+		etcdServer.srv.Stop()
+	}
+	if etcdServer.dir != "" {
+		_ = os.RemoveAll(etcdServer.dir)
+	}
+	os.Exit(code)
+}
+
+// etcdServer is one etcd server for the whole test binary, started on
+// first use.
+var etcdServer struct {
+	once sync.Once
+	dir  string
+	srv  *etcdtest.Server
+	err  error
+}
+
+// ttl is the session TTL of these tests: short, so that a cut loses the
+// session quickly, long enough for a loaded machine.
+const ttl = 2 * time.Second
+
+// proxies remembers the proxy each session dials through, to cut it.
+var proxies sync.Map // *baton.Session → *proxy.Proxy
+
+func cutProxy(t *testing.T, s *baton.Session) func() {
+	p, ok := proxies.Load(s)
+	if !ok {
+		t.Fatalf("session %s has no proxy", s.ID())
+	}
+	p.(*proxy.Proxy).Blackhole()
+	return p.(*proxy.Proxy).Heal
+}
+
+func memoryStore(t *testing.T) store {
+	st := memory.New()
+	admin, err := st.Open(context.Background(), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store{
+		name: "memory",
+		open: func(t *testing.T, tel baton.Telemetry) *baton.Session {
+			s, err := st.Open(context.Background(), ttl, baton.WithTelemetry(tel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close(context.Background()) })
+			return s
+		},
+		cut: func(_ *testing.T, s *baton.Session) func() { return st.Partition(s.ID()) },
+		deleteNode: func(t *testing.T, n baton.Node) {
+			if err := admin.Conn().Delete(ctxT(t), n); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+func zkStore(t *testing.T) store {
+	srv := zktest.Shared(t)
+	admin, err := zk.Open(ctxT(t), srv.Servers(), zk.WithTTL(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close(context.Background()) })
+	return store{
+		name: "zk",
+		open: func(t *testing.T, tel baton.Telemetry) *baton.Session {
+			p := proxy.Start(t, srv.Addr())
+			s, err := zk.Open(ctxT(t), []string{p.Addr()}, zk.WithTTL(ttl), zk.WithTelemetry(tel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxies.Store(s, p)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = s.Close(ctx)
+			})
+			return s
+		},
+		cut: cutProxy,
+		deleteNode: func(t *testing.T, n baton.Node) {
+			if err := admin.Conn().Delete(ctxT(t), n); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+func etcdStore(t *testing.T) store {
+	etcdServer.once.Do(func() {
+		etcdServer.dir, etcdServer.err = os.MkdirTemp("", "obstest-etcd-")
+		if etcdServer.err == nil {
+			etcdServer.srv, etcdServer.err = etcdtest.New(etcdServer.dir)
+		}
+	})
+	if etcdServer.err != nil {
+		t.Fatalf("etcd: %v", etcdServer.err)
+	}
+	srv := etcdServer.srv
+	admin, err := etcd.Open(ctxT(t), srv.Endpoints(), etcd.WithTTL(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close(context.Background()) })
+	return store{
+		name: "etcd",
+		open: func(t *testing.T, tel baton.Telemetry) *baton.Session {
+			p := proxy.Start(t, srv.Addr())
+			s, err := etcd.Open(ctxT(t), []string{"http://" + p.Addr()}, etcd.WithTTL(ttl), etcd.WithTelemetry(tel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxies.Store(s, p)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = s.Close(ctx)
+			})
+			return s
+		},
+		cut: cutProxy,
+		deleteNode: func(t *testing.T, n baton.Node) {
+			if err := admin.Conn().Delete(ctxT(t), n); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+}
+
+// eachStore runs f on every backend with sessions (Redis has its own
+// tests).
+func eachStore(t *testing.T, f func(t *testing.T, st store)) {
+	for _, mk := range []func(*testing.T) store{memoryStore, zkStore, etcdStore} {
+		st := mk(t)
+		t.Run(st.name, func(t *testing.T) { f(t, st) })
+	}
+}

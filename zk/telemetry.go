@@ -1,0 +1,37 @@
+package zk
+
+import (
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// WithTelemetry makes the session and its recipes report metrics and
+// spans to t (see baton.Telemetry). Renewals are the server's replies: each
+// one that advances the last confirmed contact is a baton.session.renew.slack
+// measurement.
+func WithTelemetry(t baton.Telemetry) Option { return func(o *options) { o.telemetry = t } }
+
+func telemetryOf(opts []Option) baton.Telemetry {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o.telemetry
+}
+
+var (
+	_ baton.Renewer   = (*conn)(nil)
+	_ baton.Backender = (*conn)(nil)
+)
+
+// Backend is "zk".
+func (c *conn) Backend() string { return "zk" }
+
+// OnRenew makes f be called at each reply that confirms contact, with the
+// time that was left before the deadline.
+func (c *conn) OnRenew(f func(slack time.Duration)) {
+	c.w.mu.Lock()
+	c.w.onRenew = f
+	c.w.mu.Unlock()
+}
