@@ -51,7 +51,7 @@ type attrs map[string]string
 func (a attrs) match(s attribute.Set) bool {
 	for k, v := range a {
 		got, ok := s.Value(attribute.Key(k))
-		if !ok || got.Emit() != v {
+		if !ok || got.String() != v {
 			return false
 		}
 	}
