@@ -164,7 +164,9 @@ func Join(dir, elem string) string {
 
 // WatchCounter is an optional Conn capability used by tests and the bench:
 // the number of watch notifications this session has received from the
-// store. A herd-free release raises the total over all sessions by one.
+// store, less those of its own deletes (a holder watching its node is told
+// of its own release, which wakes no waiter). A herd-free release raises
+// the total over all sessions by one.
 type WatchCounter interface {
 	WatchEvents() int64
 }

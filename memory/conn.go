@@ -137,7 +137,7 @@ func (c *conn) recover(ctx context.Context, dir, kind, uid string, f baton.Flags
 	for _, n := range c.st.kids[dir] {
 		if f&baton.Sequential != 0 && kind != baton.KindQueue && strings.Contains(n.name, uid) {
 			if n.owner != c.id && f&baton.Ephemeral != 0 {
-				c.st.remove(n)
+				c.st.remove(n, c)
 				return baton.Node{}, fmt.Errorf("%w: create landed in another session", baton.ErrSessionExpired)
 			}
 			return n.public(), nil
@@ -186,7 +186,7 @@ func (c *conn) Delete(ctx context.Context, want baton.Node) error {
 	}
 	defer c.st.mu.Unlock()
 	if n := c.st.lookup(want); n != nil {
-		c.st.remove(n)
+		c.st.remove(n, c)
 	}
 	return nil
 }
@@ -302,7 +302,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			n.data = append([]byte(nil), op.Data...)
 			c.st.zxid++
 		case baton.OpDelete:
-			c.st.remove(c.st.lookup(op.Node))
+			c.st.remove(c.st.lookup(op.Node), c)
 		case baton.OpCreate:
 			if _, err := c.st.put(op.Dir, op.Name, op.Data, op.Flags, c.id, newUID()); err != nil {
 				return err

@@ -90,7 +90,8 @@ func (s *Store) Open(ctx context.Context, ttl time.Duration, opts ...baton.Sessi
 	return baton.NewSession(c, opts...), nil
 }
 
-// WatchFires is the number of watch notifications the store has sent.
+// WatchFires is the number of watch notifications the store has sent, less
+// those a session's own delete sent itself (see fire).
 func (s *Store) WatchFires() int64 { return s.fires.Load() }
 
 // PendingWatches is the number of watches set and not yet fired.
@@ -181,8 +182,11 @@ func validPath(p string) error {
 	return nil
 }
 
-// fire wakes the watches registered under key, once each. Caller holds mu.
-func (s *Store) fire(key string, kinds ...string) {
+// fire wakes the watches registered under key, once each. A watch of self,
+// the session whose own change fires it (a holder deleting the node it
+// watches), is woken but not counted: the counts are of notifications one
+// session's change sends the others (WatchCounter). Caller holds mu.
+func (s *Store) fire(key string, self *conn, kinds ...string) {
 	ws := s.watches[key]
 	keep := ws[:0]
 	for _, w := range ws {
@@ -192,8 +196,10 @@ func (s *Store) fire(key string, kinds ...string) {
 		}
 		if hit {
 			close(w.ch)
-			s.fires.Add(1)
-			w.c.events.Add(1)
+			if w.c != self {
+				s.fires.Add(1)
+				w.c.events.Add(1)
+			}
 		} else {
 			keep = append(keep, w)
 		}
@@ -231,21 +237,22 @@ func (s *Store) put(dir, kind string, data []byte, f baton.Flags, owner, uid str
 	}
 	s.kids[dir][name] = n
 	s.nodes[n.path()] = n
-	s.fire(n.path(), "exists")
-	s.fire(dir, "kids")
+	s.fire(n.path(), nil, "exists")
+	s.fire(dir, nil, "kids")
 	return n, nil
 }
 
-// remove deletes a node. Caller holds mu.
-func (s *Store) remove(n *node) {
+// remove deletes a node; by is the session that deletes it, or nil for the
+// store itself (an ended session's ephemerals). Caller holds mu.
+func (s *Store) remove(n *node, by *conn) {
 	delete(s.nodes, n.path())
 	delete(s.kids[n.dir], n.name)
 	if len(s.kids[n.dir]) == 0 {
 		delete(s.kids, n.dir)
 	}
 	s.zxid++
-	s.fire(n.path(), "gone")
-	s.fire(n.dir, "kids")
+	s.fire(n.path(), by, "gone")
+	s.fire(n.dir, nil, "kids")
 }
 
 // lookup finds the live incarnation of want. Caller holds mu.
@@ -287,6 +294,6 @@ func (s *Store) expireServerSide(c *conn) {
 	}
 	sort.Slice(mine, func(i, j int) bool { return mine[i].token < mine[j].token })
 	for _, n := range mine {
-		s.remove(n)
+		s.remove(n, nil)
 	}
 }

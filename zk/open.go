@@ -346,7 +346,8 @@ func (c *conn) Expiry() time.Time {
 }
 
 // WatchEvents is the number of watch notifications the server has sent
-// this session.
+// this session, less those of its own deletes (a holder told of its own
+// release), so that a herd-free release raises the total by one.
 func (c *conn) WatchEvents() int64 { return c.w.watches.Load() }
 
 // Requests is the number of requests this session has sent the server,

@@ -75,7 +75,11 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 		if err != nil || !ok {
 			return err
 		}
+		c.w.deleting(path, false)
 		err = c.retry(ctx, func() error { return c.zc.Delete(path, v) })
+		if errors.Is(err, baton.ErrNotFound) || errors.Is(err, gozk.ErrBadVersion) || errors.Is(err, baton.ErrPermission) {
+			c.w.deleting(path, true) // refused: no notification follows
+		}
 		if err == nil || errors.Is(err, baton.ErrNotFound) {
 			return nil
 		}

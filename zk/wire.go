@@ -61,6 +61,11 @@ type wire struct {
 	watches  atomic.Int64
 
 	onRenew func(slack time.Duration) // telemetry, or nil; guarded by mu
+	// mine counts deletes this session has sent, by server path, until
+	// the server's notification of each comes back: a holder that watches
+	// its own node is told of its own release, which wakes no waiter and
+	// is not counted in watches.
+	mine map[string]int
 }
 
 // minHandshake is the least time a TLS handshake is given: go-zookeeper
@@ -68,7 +73,7 @@ type wire struct {
 const minHandshake = 5 * time.Second
 
 func newWire(cfg *tls.Config, wrap func(net.Conn) net.Conn, ttl time.Duration) *wire {
-	return &wire{zxids: map[string]int64{}, tls: cfg, wrap: wrap, handshake: max(ttl, minHandshake), fatal: make(chan error, 1)}
+	return &wire{zxids: map[string]int64{}, mine: map[string]int{}, tls: cfg, wrap: wrap, handshake: max(ttl, minHandshake), fatal: make(chan error, 1)}
 }
 
 // dial is the zk.Dialer: it refuses once the session is over, so that
@@ -275,7 +280,9 @@ func (c *tapConn) reply(body []byte, handshake bool) {
 	}
 	xid := int32(binary.BigEndian.Uint32(body))
 	if xid == xidNotification {
-		w.watches.Add(1)
+		if !w.ownDelete(body[16:]) {
+			w.watches.Add(1)
+		}
 		return
 	}
 	c.confirm()
@@ -357,4 +364,46 @@ func (f *framer) feed(p []byte, frame func(body []byte, handshake bool)) {
 			f.hn = 0
 		}
 	}
+}
+
+// eventNodeDeleted is a WatcherEvent's type for a deleted node.
+const eventNodeDeleted = 2
+
+// deleting notes that this session sends a delete of path (on the server),
+// or with done, that the delete failed and will send no notification.
+func (w *wire) deleting(path string, done bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case !done:
+		if len(w.mine) > 10000 { // deletes whose outcome was never known
+			clear(w.mine)
+		}
+		w.mine[path]++
+	case w.mine[path] > 1:
+		w.mine[path]--
+	default:
+		delete(w.mine, path)
+	}
+}
+
+// ownDelete reports whether the WatcherEvent ev (type int32, state int32,
+// path string) tells of a delete this session sent, and forgets it.
+// Caller holds mu.
+func (w *wire) ownDelete(ev []byte) bool {
+	if len(ev) < 12 || int32(binary.BigEndian.Uint32(ev)) != eventNodeDeleted {
+		return false
+	}
+	l := int(int32(binary.BigEndian.Uint32(ev[8:])))
+	if l < 0 || 12+l > len(ev) {
+		return false
+	}
+	path := string(ev[12 : 12+l])
+	if w.mine[path] == 0 {
+		return false
+	}
+	if w.mine[path]--; w.mine[path] == 0 {
+		delete(w.mine, path)
+	}
+	return true
 }
