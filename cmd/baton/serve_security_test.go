@@ -54,7 +54,7 @@ func TestServeTLSAuth(t *testing.T) {
 		want string
 	}{
 		{"wrong password", wrong, "authentication to [https://" + addr + "] as user root failed"},
-		{"no password", anonymous, "not allowed (check the credentials and the user's roles): etcdserver: permission denied"},
+		{"no password", anonymous, "not allowed (check the credentials and the user's roles): permission denied: etcdserver: permission denied"},
 		{"certificate of another CA", strangerCert, "refused the TLS connection"},
 		{"plain etcd:// to a TLS server", plain, "cannot reach store etcd://root:xxxxx@" + addr},
 	} {
