@@ -26,6 +26,7 @@ type Mutex struct {
 	s    *Session
 	name string
 	tel  *telemetry.Handle // nil: no telemetry
+	data []byte            // our node's data, if not the session's identity
 
 	gate handle.Gate // one call at a time on this handle
 	held nodeHeld
@@ -73,7 +74,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}
-	me, err := takeTurn(ctx, a, m.s.conn, m.name, KindLock, m.s.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, a, m.s.conn, m.name, KindLock, m.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
 		for _, k := range kids {
 			if k.Kind == KindLock {
 				return true
@@ -86,6 +87,15 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	}
 	h := holdNode(m.s, m.tel, a, m.name, me)
 	return m.held.Take(h, h.lease), nil
+}
+
+// nodeData is what our node carries: the session's identity, or the
+// participant id of a LeaderSelector.
+func (m *Mutex) nodeData() []byte {
+	if m.data != nil {
+		return m.data
+	}
+	return m.s.nodeData()
 }
 
 // Unlock releases one level of the lock. The last level ends the lease and

@@ -73,6 +73,9 @@ var suite = []struct {
 	{"MultiLock/PartialFailureLeavesNothing", testMultiLockPartialFailure},
 	{"MultiLock/PartLostEndsLease", testMultiLockPartLost},
 	{"MultiLock/InvalidParts", testMultiLockInvalid},
+	{"LeaderSelector/RequeueTakesTurns", testSelectorRequeue},
+	{"LeaderSelector/LossRequeues", testSelectorLossRequeues},
+	{"LeaderSelector/ObserveNoLeaderAndExpiry", testSelectorObserveAndExpiry},
 }
 
 // Run runs the whole conformance suite against one backend.

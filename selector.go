@@ -1,0 +1,108 @@
+package baton
+
+import (
+	"context"
+	"errors"
+)
+
+// LeaderSelector is leader election in Apache Curator's LeaderSelector
+// layout, with its auto-requeue: each candidate is a Mutex contender
+// (_c_<uuid>-lock-<seq> on ZooKeeper) whose node carries the candidate's
+// id, the holder of the lock leads, and Run campaigns again every time a
+// leadership ends. Curator's LeaderSelector and kazoo's Election on the
+// same path take part in the same election.
+//
+// Unlike Election (LeaderLatch's layout), leadership here is something
+// you are given to do work: fn runs while we lead, and the leadership ends
+// when fn returns. Observe and Leader are Election's on the same name:
+// they read lock-layout candidates too, and Observe reports "no leader"
+// (an event without a Node) as soon as the leader's node goes.
+//
+// A LeaderSelector value is one candidate; it must not be copied after
+// first use, and Run and Lead must not be called on it concurrently.
+type LeaderSelector struct {
+	m *Mutex
+	e *Election
+}
+
+// NewLeaderSelector returns a candidate on name (a ZooKeeper path, an
+// etcd prefix) whose node carries id (Curator's participant id; nil for
+// the session's identity). It does no I/O.
+func NewLeaderSelector(s *Session, name string, id []byte) *LeaderSelector {
+	m := NewMutex(s, name)
+	if id != nil {
+		m.data = append([]byte{}, id...)
+	}
+	return &LeaderSelector{m: m, e: NewElection(s, name)}
+}
+
+// Name is the election's name on the store.
+func (l *LeaderSelector) Name() string { return l.m.name }
+
+// Lead waits until we lead, runs fn while we do, and gives the leadership
+// up when fn returns: one turn, no requeue. fn's ctx is cancelled as soon
+// as the leadership is lost (the session lost or our node gone), with the
+// lease's error as its cause; the lease (fencing token, Done) is passed to
+// fn. Lead returns nil when fn returned nil while leading, the lease's
+// error (wrapping ErrLost, joined with fn's error if any) after a loss,
+// fn's error, or the error of the wait (ctx's, the session's).
+func (l *LeaderSelector) Lead(ctx context.Context, fn func(ctx context.Context, lease *Lease) error) error {
+	lease, err := l.m.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	fctx, cancel := lease.Context(ctx)
+	ferr := fn(fctx, lease)
+	cancel()
+	lost := lease.Err()
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	uerr := l.m.Unlock(rctx)
+	rcancel()
+	switch {
+	case errors.Is(lost, ErrLost):
+		return errors.Join(lost, ferr)
+	case ferr != nil:
+		return ferr
+	case uerr != nil && !errors.Is(uerr, ErrLost):
+		return uerr
+	}
+	return nil
+}
+
+// Run is Curator's LeaderSelector with autoRequeue: it runs Lead again and
+// again, campaigning anew after every turn, whether fn returned or the
+// leadership was lost (our node deleted), until ctx ends. Each turn joins
+// the back of the line, so the candidates take turns.
+//
+// Run returns ctx.Err() when ctx ends, fn's error when fn fails while still
+// leading, and the session's error once the session is gone (a new session
+// is needed to campaign again).
+func (l *LeaderSelector) Run(ctx context.Context, fn func(ctx context.Context, lease *Lease) error) error {
+	for {
+		err := l.Lead(ctx, fn)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case l.m.s.Err() != nil:
+			return l.m.s.Err()
+		case err != nil && !errors.Is(err, ErrLost):
+			return err
+		}
+	}
+}
+
+// Leading reports whether we lead now.
+func (l *LeaderSelector) Leading() bool { return l.m.Held() }
+
+// Leader returns the current leader's id and node, or ErrNoLeader when
+// nobody leads.
+func (l *LeaderSelector) Leader(ctx context.Context) ([]byte, Node, error) {
+	return l.e.Leader(ctx)
+}
+
+// Observe reports the leader now and every change of leader after that,
+// including "nobody leads" (an event without a Node); see
+// Election.Observe.
+func (l *LeaderSelector) Observe(ctx context.Context) <-chan LeaderEvent {
+	return l.e.Observe(ctx)
+}
