@@ -293,6 +293,9 @@ func testKazooWriteLock(t *testing.T, p peer) {
 		}
 		rgot <- err
 	}()
+	// The reader queues first: a writer ahead of it would make it wait
+	// for our own writer, which this test releases only after the read.
+	waitKids(t, ctx, s, path, 2)
 	w := baton.NewRWMutex(s, path)
 	go func() {
 		_, err := w.Lock(ctx)
