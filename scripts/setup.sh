@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(zookeeper redis-server etcd-client etcd-server libcurator-recipes-java python3-kazoo libzookeeper-java libnetty-java prometheus)
+pkgs=(zookeeper redis-server etcd-client etcd-server libcurator-recipes-java python3-kazoo libzookeeper-java libnetty-java prometheus chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

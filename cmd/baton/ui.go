@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+//go:embed ui/index.html
+var uiFiles embed.FS
+
+const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--admin [--audit-log FILE]]\n\n" +
+	"Serves a live web page of every recipe instance under the prefix (ZooKeeper or etcd): holders\n" +
+	"and waiters in order, identity (host, pid, command; \"foreign\" for a peer's node), fencing\n" +
+	"token, age, TTL left, election value and the warnings `baton status` gives. Changes reach the\n" +
+	"page within a second, pushed by Server-Sent Events from the store's watches. 25 instances a\n" +
+	"page, 50 nodes each (the rest are counted).\n\n" +
+	"Read-only unless --admin: then the page offers force-release of a holder and removal of a\n" +
+	"waiter (both delete the node; the holder's lease ends with ErrRevoked), each confirmed on the\n" +
+	"page, authenticated with the token in $BATON_UI_TOKEN (required), and written to the audit log\n" +
+	"as one JSON line (who, what, when, token).\n\n" +
+	"Exit status: 0 when interrupted; 1 if it cannot listen; 2 for bad usage."
+
+// ui is `baton ui`.
+func (m *Main) ui(ctx context.Context, args []string) error {
+	var sf storeFlags
+	fs := m.newFlags("ui", uiSynopsis, &sf, false)
+	prefix := fs.String("prefix", "", "show the instances under this `P` (default: / on ZooKeeper, every key on etcd)")
+	listen := fs.String("listen", "127.0.0.1:8080", "serve the page on `host:port` (port 0 picks a free one)")
+	admin := fs.Bool("admin", false, "offer force-release and waiter removal, authenticated by $BATON_UI_TOKEN")
+	audit := fs.String("audit-log", "", "append admin actions to this `FILE` (default: stderr)")
+	pos, argv, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 || argv != nil {
+		return usageErr("ui: unexpected arguments")
+	}
+	u, err := sf.parse()
+	if err != nil {
+		return err
+	}
+	if !u.HasSessions() {
+		return usageErr("ui: --store %s: the page reads ZooKeeper and etcd stores (use baton status NAME on Redis)", u.String())
+	}
+	if *prefix == "" && u.IsZooKeeper() {
+		*prefix = "/"
+	}
+	h, err := m.newUIHandler(&uiBackend{u: u, sf: &sf, prefix: *prefix, admin: *admin}, *admin, *audit)
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	fmt.Fprintf(m.Stdout, "baton: ui on http://%s/ for %s%s; Ctrl-C stops\n", ln.Addr(), u.String(), ifAdmin(*admin))
+	return m.serveUI(ctx, ln, h)
+}
+
+func ifAdmin(admin bool) string {
+	if admin {
+		return " (admin: token from $BATON_UI_TOKEN)"
+	}
+	return " (read-only)"
+}
+
+// serveUI serves h on ln until ctx ends or a signal arrives.
+func (m *Main) serveUI(ctx context.Context, ln net.Listener, h http.Handler) error {
+	sigs := catchSignals()
+	defer sigs.stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-sigs.c:
+	case <-ctx.Done():
+	case err := <-done:
+		return err
+	}
+	cancel() // ends the event streams
+	sctx, scancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer scancel()
+	_ = srv.Shutdown(sctx)
+	return nil
+}
+
+// uiHandler serves the page, its data and (with admin) its actions.
+type uiHandler struct {
+	*http.ServeMux
+	b     *uiBackend
+	admin *uiAdmin
+}
+
+func (m *Main) newUIHandler(b *uiBackend, admin bool, auditPath string) (*uiHandler, error) {
+	h := &uiHandler{ServeMux: http.NewServeMux(), b: b}
+	if admin {
+		a, err := m.newUIAdmin(b, auditPath)
+		if err != nil {
+			return nil, err
+		}
+		h.admin = a
+	}
+	h.HandleFunc("GET /{$}", h.page)
+	h.HandleFunc("GET /api/state", h.state)
+	h.HandleFunc("GET /api/events", h.events)
+	h.HandleFunc("POST /api/delete", h.delete)
+	return h, nil
+}
+
+func (h *uiHandler) close() {
+	h.b.close()
+	if h.admin != nil {
+		h.admin.close()
+	}
+}
+
+func (h *uiHandler) page(w http.ResponseWriter, _ *http.Request) {
+	b, _ := uiFiles.ReadFile("ui/index.html")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(b)
+}
+
+func pageArgs(r *http.Request) (page, per int) {
+	page, _ = strconv.Atoi(r.URL.Query().Get("page"))
+	per, _ = strconv.Atoi(r.URL.Query().Get("per_page"))
+	return page, per
+}
+
+func (h *uiHandler) state(w http.ResponseWriter, r *http.Request) {
+	page, per := pageArgs(r)
+	snap := h.b.read(r.Context(), page, per)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(snap.view)
+}
+
+// events streams the page's data as Server-Sent Events: once at once,
+// then after every change the store's watches report.
+func (h *uiHandler) events(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	page, per := pageArgs(r)
+	ctx := r.Context()
+	for ctx.Err() == nil {
+		snap := h.b.read(ctx, page, per)
+		if ctx.Err() != nil {
+			return
+		}
+		data, _ := json.Marshal(snap.view)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+			return
+		}
+		fl.Flush()
+		if err := h.b.wait(ctx, snap); err != nil && !errors.Is(err, context.Canceled) {
+			select { // a failing watch: read again shortly, not in a loop
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}

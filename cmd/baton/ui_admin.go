@@ -1,0 +1,134 @@
+package main
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// uiAdmin holds what --admin needs: the token and the audit log.
+type uiAdmin struct {
+	b     *uiBackend
+	token string
+	mu    sync.Mutex
+	log   io.Writer
+	file  *os.File
+}
+
+func (m *Main) newUIAdmin(b *uiBackend, auditPath string) (*uiAdmin, error) {
+	tok := m.Getenv("BATON_UI_TOKEN")
+	if len(tok) < 8 {
+		return nil, usageErr("ui: --admin needs $BATON_UI_TOKEN set to a secret of 8 characters or more")
+	}
+	a := &uiAdmin{b: b, token: tok, log: m.Stderr}
+	if auditPath != "" {
+		f, err := os.OpenFile(auditPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("ui: audit log: %w", err)
+		}
+		a.log, a.file = f, f
+	}
+	return a, nil
+}
+
+func (a *uiAdmin) close() {
+	if a.file != nil {
+		_ = a.file.Close()
+	}
+}
+
+// uiAction is a request to delete one node: a holder's (force-release) or
+// a waiter's (removal). Token names the incarnation seen on the page.
+type uiAction struct {
+	Action string `json:"action"` // "force-release" or "remove-waiter"
+	Name   string `json:"name"`
+	Node   string `json:"node"`
+	Token  int64  `json:"token"`
+}
+
+// auditRecord is one line of the audit log.
+type auditRecord struct {
+	Time   time.Time `json:"time"`
+	Who    string    `json:"who"`
+	Action string    `json:"action"`
+	Name   string    `json:"name"`
+	Node   string    `json:"node"`
+	Token  int64     `json:"token"`
+	Result string    `json:"result"`
+}
+
+// delete force-releases a holder or removes a waiter: it deletes that
+// incarnation of the node (never a newer one of the same name). Without
+// --admin it is refused (403); a wrong token is 401.
+func (h *uiHandler) delete(w http.ResponseWriter, r *http.Request) {
+	a := h.admin
+	if a == nil {
+		http.Error(w, "admin actions are off (start baton ui with --admin)", http.StatusForbidden)
+		return
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.token)) != 1 {
+		http.Error(w, "bad or missing token", http.StatusUnauthorized)
+		return
+	}
+	var act uiAction
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&act); err != nil ||
+		(act.Action != "force-release" && act.Action != "remove-waiter") || act.Node == "" ||
+		!strings.HasPrefix(act.Node, h.b.prefix) {
+		http.Error(w, "bad request: want {action: force-release|remove-waiter, name, node, token} under the prefix", http.StatusBadRequest)
+		return
+	}
+	who := r.RemoteAddr
+	if u := r.Header.Get("X-Baton-User"); u != "" {
+		who = u + "@" + who
+	}
+	code, result := h.b.deleteNode(r, act)
+	a.mu.Lock()
+	_ = json.NewEncoder(a.log).Encode(auditRecord{Time: time.Now().UTC(), Who: who, Action: act.Action,
+		Name: act.Name, Node: act.Node, Token: act.Token, Result: result})
+	a.mu.Unlock()
+	if code != http.StatusOK {
+		http.Error(w, result, code)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = fmt.Fprintf(w, "{\"result\":%q}\n", result)
+}
+
+// deleteNode deletes the node if it is still the incarnation with the
+// token the page showed.
+func (b *uiBackend) deleteNode(r *http.Request, act uiAction) (int, string) {
+	s, err := b.conn(r.Context())
+	if err != nil {
+		return http.StatusBadGateway, "store: " + err.Error()
+	}
+	c := s.Session.Conn()
+	_, n, err := c.Get(r.Context(), act.Node)
+	switch {
+	case errors.Is(err, baton.ErrNotFound):
+		return http.StatusConflict, "gone: the node no longer exists"
+	case errors.Is(err, baton.ErrPermission):
+		return http.StatusForbidden, "refused by the store: " + err.Error()
+	case err != nil:
+		return http.StatusBadGateway, "store: " + err.Error()
+	}
+	if act.Token != 0 && n.Token != 0 && n.Token != act.Token {
+		return http.StatusConflict, fmt.Sprintf("changed: the node now has token %d, not %d", n.Token, act.Token)
+	}
+	if err := c.Delete(r.Context(), n); err != nil {
+		if errors.Is(err, baton.ErrPermission) {
+			return http.StatusForbidden, "refused by the store: " + err.Error()
+		}
+		return http.StatusBadGateway, "store: " + err.Error()
+	}
+	return http.StatusOK, "deleted"
+}

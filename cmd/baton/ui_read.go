@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/layout"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// Bounds on the work one page costs the server, whatever the prefix holds.
+const (
+	uiPerPage    = 25 // instances per page: each one is read with layout.Read
+	uiMaxPerPage = 100
+	uiMaxEntries = 50  // nodes shown per instance; the rest are counted
+	uiMaxNames   = 1e5 // names listed under the prefix (ZooKeeper children, etcd keys)
+	uiRefresh    = 10 * time.Second
+)
+
+// uiView is the page's data: one page of the instances under the prefix.
+type uiView struct {
+	Store     string       `json:"store"`
+	Prefix    string       `json:"prefix"`
+	Admin     bool         `json:"admin"`
+	Page      int          `json:"page"`
+	Pages     int          `json:"pages"`
+	PerPage   int          `json:"per_page"`
+	Total     int          `json:"total"`
+	Truncated bool         `json:"truncated,omitempty"`
+	Error     string       `json:"error,omitempty"`
+	At        time.Time    `json:"at"`
+	Instances []uiInstance `json:"instances"`
+}
+
+// uiInstance is one name's report, with at most uiMaxEntries nodes.
+type uiInstance struct {
+	layout.Report
+	More  int    `json:"more,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// uiBackend reads the store for the page. Its session is opened when first
+// needed and again after it ends, so a store that is down at start or
+// goes away shows as an error on the page until it is back.
+type uiBackend struct {
+	u      store.URL
+	sf     *storeFlags
+	prefix string
+	admin  bool
+
+	mu  sync.Mutex
+	s   *store.Store
+	cli *clientv3.Client // etcd: lists and watches the prefix
+}
+
+func (b *uiBackend) kind() string {
+	if b.u.IsZooKeeper() {
+		return layout.StoreZooKeeper
+	}
+	return layout.StoreEtcd
+}
+
+// conn returns an open session, opening one if needed.
+func (b *uiBackend) conn(ctx context.Context) (*store.Store, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.s != nil && b.s.Session.Err() == nil {
+		return b.s, nil
+	}
+	if b.s != nil {
+		closeStore(b.s)
+		b.s = nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.sf.dial)
+	defer cancel()
+	s, err := store.Open(ctx, b.u, b.sf.options())
+	if err != nil {
+		return nil, err
+	}
+	b.s = s
+	return s, nil
+}
+
+// etcdClient returns the client that lists and watches the prefix: etcd
+// has no directories, so names are found from the keys under it.
+func (b *uiBackend) etcdClient() (*clientv3.Client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cli != nil {
+		return b.cli, nil
+	}
+	cfg := clientv3.Config{DialTimeout: b.sf.dial, Username: b.u.User, Password: b.u.Password,
+		Logger: zap.NewNop()}
+	for _, h := range b.u.Hosts {
+		scheme := "http://"
+		if b.u.TLS {
+			scheme = "https://"
+		}
+		cfg.Endpoints = append(cfg.Endpoints, scheme+h)
+	}
+	if b.u.TLS {
+		tc, err := b.sf.tls.Config("")
+		if err != nil {
+			return nil, err
+		}
+		cfg.TLS = tc
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.cli = cli
+	return cli, nil
+}
+
+func (b *uiBackend) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.s != nil {
+		closeStore(b.s)
+	}
+	if b.cli != nil {
+		_ = b.cli.Close()
+	}
+}
+
+// uiSnap is a view with what the server needs to wait for its change.
+type uiSnap struct {
+	view uiView
+	rev  int64            // etcd: the revision the names were listed at
+	kids []baton.Node     // ZooKeeper: the prefix's children
+	srcs []*sessionSource // the page's names, to watch
+}
+
+// names lists the instance names under the prefix, sorted.
+func (b *uiBackend) names(ctx context.Context, snap *uiSnap) ([]string, error) {
+	if b.kind() == layout.StoreEtcd {
+		cli, err := b.etcdClient()
+		if err != nil {
+			return nil, err
+		}
+		resp, err := cli.Get(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(uiMaxNames))
+		if err != nil {
+			return nil, err
+		}
+		snap.rev = resp.Header.Revision
+		snap.view.Truncated = resp.More
+		set := map[string]bool{}
+		for _, kv := range resp.Kvs {
+			set[etcdName(string(kv.Key))] = true
+		}
+		delete(set, "")
+		return sortedKeys(set), nil
+	}
+	s, err := b.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kids, err := s.Session.Conn().Children(ctx, b.prefix)
+	if err != nil {
+		return nil, err
+	}
+	snap.kids = kids
+	set := map[string]bool{}
+	for _, k := range kids {
+		switch {
+		case k.Seq > 0 && k.Seq != 1<<63-1:
+			set[b.prefix] = true // the prefix is itself a recipe's name
+		case k.Name == "zookeeper" && b.prefix == "/",
+			strings.HasSuffix(k.Name, layout.DirKazooLock):
+		default:
+			set[baton.Join(b.prefix, k.Name)] = true
+		}
+	}
+	return sortedKeys(set), nil
+}
+
+// etcdName is the recipe name a key belongs to: its directory, less the
+// directories recipes keep under their name (a semaphore's leases, …).
+func etcdName(key string) string {
+	i := strings.LastIndexByte(key, '/')
+	if i < 0 {
+		return ""
+	}
+	name := key[:i]
+	switch name[strings.LastIndexByte(name, '/')+1:] {
+	case layout.DirLocks, layout.DirLeases, layout.DirClaims, layout.DirEtcdRead, layout.DirEtcdWrite, layout.DirEtcdWaiters:
+		if j := strings.LastIndexByte(name, '/'); j >= 0 {
+			name = name[:j]
+		}
+	}
+	return name
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// read reads one page: the names under the prefix, then each name on the
+// page with the layout reader. An unreadable store is the view's Error.
+func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
+	if per <= 0 {
+		per = uiPerPage
+	}
+	per = min(per, uiMaxPerPage)
+	snap := &uiSnap{view: uiView{Store: b.u.String(), Prefix: b.prefix, Admin: b.admin, PerPage: per,
+		At: time.Now(), Instances: []uiInstance{}}}
+	v := &snap.view
+	rctx, cancel := context.WithTimeout(ctx, b.sf.dial+3*time.Second)
+	defer cancel()
+	names, err := b.names(rctx, snap)
+	if err != nil {
+		v.Error = fmt.Sprintf("cannot read %s under %q: %v", v.Store, b.prefix, err)
+		return snap
+	}
+	v.Total = len(names)
+	v.Pages = max(1, (len(names)+per-1)/per)
+	v.Page = min(max(page, 1), v.Pages)
+	from := (v.Page - 1) * per
+	names = names[from:min(from+per, len(names))]
+	s, err := b.conn(rctx)
+	if err != nil {
+		v.Error = fmt.Sprintf("cannot open %s: %v", v.Store, err)
+		return snap
+	}
+	for _, name := range names {
+		src := &sessionSource{s: s, name: name, dial: b.sf.dial}
+		rep, err := src.read(rctx)
+		inst := uiInstance{Report: rep.Report}
+		inst.Name = name
+		if err != nil {
+			inst.Error = err.Error()
+		} else {
+			snap.srcs = append(snap.srcs, src)
+		}
+		if n := len(inst.Entries); n > uiMaxEntries {
+			inst.Entries, inst.More = inst.Entries[:uiMaxEntries], n-uiMaxEntries
+		}
+		v.Instances = append(v.Instances, inst)
+	}
+	return snap
+}
+
+// wait returns when something the snapshot shows may have changed, seen by
+// the store's watches: on etcd one watch on the prefix from the revision
+// listed; on ZooKeeper the prefix's children and each name's directories.
+// It also returns after uiRefresh (ages and TTLs move), and soon after an
+// error (the store is retried).
+func (b *uiBackend) wait(ctx context.Context, snap *uiSnap) error {
+	ctx, cancel := context.WithTimeout(ctx, uiRefresh)
+	defer cancel()
+	if snap.view.Error != "" {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second): // retry a failed store
+		}
+		return nil
+	}
+	if b.kind() == layout.StoreEtcd {
+		cli, err := b.etcdClient()
+		if err != nil {
+			return err
+		}
+		wch := cli.Watch(clientv3.WithRequireLeader(ctx), b.prefix, clientv3.WithPrefix(), clientv3.WithRev(snap.rev+1))
+		select {
+		case <-wch:
+		case <-ctx.Done():
+		}
+		return nil
+	}
+	changed := make(chan error, len(snap.srcs)+1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	s, err := b.conn(ctx)
+	if err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		changed <- s.Session.Conn().WaitChildren(ctx, b.prefix, snap.kids)
+	}()
+	for _, src := range snap.srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			changed <- src.wait(ctx)
+		}()
+	}
+	select {
+	case err := <-changed:
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	case <-ctx.Done():
+	}
+	return nil
+}
