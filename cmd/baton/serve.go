@@ -16,7 +16,7 @@ import (
 )
 
 // serveSynopsis is serve's usage line.
-const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--metrics-addr HOST:PORT] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth] [--compaction-interval D] [--quota-backend-bytes SIZE] [--snapshot-count N] [--name N (--initial-cluster N=h:p,… | --cluster FILE | --join URL) [--listen-peer h:p] [--peer-tls-cert F --peer-tls-key F [--peer-tls-ca F]]] | serve members [--store URL]"
+const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--metrics-addr HOST:PORT] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth] [--ui [--ui-listen h:p]] [--compaction-interval D] [--quota-backend-bytes SIZE] [--snapshot-count N] [--name N (--initial-cluster N=h:p,… | --cluster FILE | --join URL) [--listen-peer h:p] [--peer-tls-cert F --peer-tls-key F [--peer-tls-ca F]]] | serve members [--store URL]"
 
 // serve is `baton serve`: a single-node etcd in this process, the store
 // baton uses by default; with --tls-cert and --tls-key it serves TLS only
@@ -35,6 +35,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	key := fs.String("tls-key", "", "PEM `FILE` of the server certificate's key")
 	clientCA := fs.String("tls-client-ca", "", "require client certificates signed by a CA in this PEM `FILE`")
 	auth := fs.Bool("auth", false, "turn on etcd authentication: user root, password from $BATON_AUTH_PASSWORD")
+	ui := fs.Bool("ui", false, "also serve baton ui's page (read-only) for this etcd, on --ui-listen")
+	uiListen := fs.String("ui-listen", "127.0.0.1:8080", "the page's `host:port` with --ui (port 0 picks a free one)")
 	ops := addServeOps(fs)
 	cluster := addServeCluster(fs)
 	var metricsAddr string
@@ -52,6 +54,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	}
 	if err := ops.apply(&cfg); err != nil {
 		return err
+	}
+	if *ui && cfg.TLS() {
+		return usageErr("serve: --ui serves a plain etcd only (no --tls-cert)")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -97,6 +102,13 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	}
 	if ms != nil {
 		fmt.Fprintf(m.Stdout, "baton: metrics (etcd's and baton's) on http://%s/metrics\n", ms.addr)
+	}
+	if *ui {
+		stopUI, err := m.startServeUI(srv.Addr(), *uiListen, ifElse(*auth, m.Getenv("BATON_AUTH_PASSWORD"), ""))
+		if err != nil {
+			return err
+		}
+		defer stopUI()
 	}
 	cas := readCAs(cfg)
 	for stop := false; !stop; {

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/batonhq/baton/internal/store"
 )
 
 //go:embed ui/index.html
@@ -76,23 +78,56 @@ func ifAdmin(admin bool) string {
 func (m *Main) serveUI(ctx context.Context, ln net.Listener, h http.Handler) error {
 	sigs := catchSignals()
 	defer sigs.stop()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	done, stop := startHTTP(ln, h)
+	defer stop()
 	select {
 	case <-sigs.c:
 	case <-ctx.Done():
 	case err := <-done:
 		return err
 	}
-	cancel() // ends the event streams
-	sctx, scancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer scancel()
-	_ = srv.Shutdown(sctx)
 	return nil
+}
+
+// startHTTP serves h on ln in the background; stop ends the event
+// streams, then the server.
+func startHTTP(ln net.Listener, h http.Handler) (done <-chan error, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	d := make(chan error, 1)
+	go func() { d <- srv.Serve(ln) }()
+	return d, func() {
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer scancel()
+		_ = srv.Shutdown(sctx)
+	}
+}
+
+// startServeUI serves the page (read-only, every key) beside baton serve's
+// etcd at addr, authenticating as root with password if it is not "".
+func (m *Main) startServeUI(addr, listen, password string) (stop func(), err error) {
+	u, err := store.Parse("etcd://" + addr)
+	if err != nil {
+		return nil, err
+	}
+	if password != "" {
+		u.User, u.Password = "root", password
+	}
+	sf := &storeFlags{dial: store.DefaultDialTimeout}
+	h, err := m.newUIHandler(&uiBackend{u: u, sf: sf}, false, "")
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		h.close()
+		return nil, fmt.Errorf("serve --ui: %w", err)
+	}
+	fmt.Fprintf(m.Stdout, "baton: ui on http://%s/ (read-only)\n", ln.Addr())
+	_, stopHTTP := startHTTP(ln, h)
+	return func() { stopHTTP(); h.close() }, nil
 }
 
 // uiHandler serves the page, its data and (with admin) its actions.

@@ -332,3 +332,29 @@ func TestUIPaginates(t *testing.T) {
 	waitDOM(t, bctx, `String(document.querySelectorAll(".instance").length) + (document.getElementById("next") ? " next" : "")`,
 		strconv.Itoa(uiPerPage)+" next", 10*time.Second)
 }
+
+// TestServeUI: baton serve --ui serves the page next to its etcd.
+func TestServeUI(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	srv := start(t, env(), "serve", "--data-dir", filepath.Join(t.TempDir(), "d"), "--listen", "127.0.0.1:0", "--ui", "--ui-listen", "127.0.0.1:0")
+	srv.waitOutput("baton: ui on http://", 30*time.Second)
+	srv.waitOutput("Ctrl-C stops", 30*time.Second)
+	out := srv.stdout.String()
+	i := strings.Index(out, "etcd serving on ")
+	addr := strings.Fields(out[i+len("etcd serving on "):])[0]
+	i = strings.Index(out, "ui on http://")
+	url := strings.Fields(out[i+len("ui on "):])[0]
+	e := env("BATON_STORE=etcd://" + addr)
+	holder := start(t, e, "lock", "served/job")
+	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	waitDOM(t, ctx, rolesJS("served/job"), fmt.Sprintf("holder:%d", pid(holder)), 10*time.Second)
+	holder.signal(2)
+	srv.signal(2)
+	if code := srv.wait(15 * time.Second); code != 0 {
+		t.Fatalf("serve exit %d; stderr %q", code, srv.stderr.String())
+	}
+}
