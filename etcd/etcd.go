@@ -91,6 +91,12 @@ type conn struct {
 	goneMu sync.Mutex
 	gone   map[string]*goneCache // by directory prefix
 
+	holdMu sync.Mutex
+	holds  map[string]*keyWatch // kept watches of our own keys (held.go)
+	holdWG sync.WaitGroup       // their readers
+	// holdClosed is set by Close, under holdMu: no key watch opens after.
+	holdClosed bool
+
 	watchEvents atomic.Int64
 
 	expiryMu sync.Mutex
@@ -199,6 +205,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		kaDone:   make(chan struct{}),
 		reserved: map[string]bool{},
 		gone:     map[string]*goneCache{},
+		holds:    map[string]*keyWatch{},
 	}
 	c.oldWatch = oldWatchServer(ctx, cli)
 	c.setExpiry(sent.Add(c.ttl - c.ttl/10))
@@ -268,6 +275,11 @@ func (c *conn) Close(ctx context.Context) error {
 	}
 	c.end(baton.ErrClosed)
 	<-c.kaDone
+	// No key watch opens after this, so holdWG.Wait has all the readers.
+	c.holdMu.Lock()
+	c.holdClosed = true
+	c.holdMu.Unlock()
+	c.holdWG.Wait()
 	if c.ownCli {
 		if cerr := c.cli.Close(); cerr != nil && err == nil && !errors.Is(cerr, context.Canceled) {
 			err = cerr

@@ -135,6 +135,16 @@ func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
 	if err := checkDir(n.Path); err != nil {
 		return err
 	}
+	// Our own node, most often a holder's: the session's kept watch of
+	// the key tells (see held.go). If that watch breaks, we watch the key
+	// alone.
+	if c.ownNode(n) {
+		ok, err := c.waitHeld(ctx, n)
+		var broken *errWatchBroken
+		if ok && !errors.As(err, &broken) {
+			return err
+		}
+	}
 	return c.rewatch(ctx, func() error { return c.waitGone(ctx, n) })
 }
 
