@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 )
 
 type quiet struct{}
@@ -15,5 +16,13 @@ func (quiet) Printf(context.Context, string, ...any) {}
 func TestMain(m *testing.M) {
 	// go-redis logs every failed dial; the fault tests make many.
 	goredis.SetLogger(quiet{})
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 {
+		// No goroutine of a Client outlives its Close.
+		if err := goleak.Find(); err != nil {
+			println(err.Error())
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

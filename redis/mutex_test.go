@@ -105,6 +105,7 @@ func TestMutexExclusion(t *testing.T) {
 					return
 				}
 				sp := chk.Enter(i, l.Token())
+				batontest.Hold(l)
 				chk.Leave(sp)
 				if err := m.Unlock(ctx); err != nil {
 					errs <- err

@@ -34,7 +34,9 @@ func TestCheckKey(t *testing.T) {
 func TestLockRejectsBadKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := redis.NewClient(goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}))
+	rc := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"})
+	defer rc.Close() // NewClient does not take rc over
+	c := redis.NewClient(rc)
 	defer c.Close()
 	if _, err := redis.NewMutex(c, "build:token").Lock(ctx); !errors.Is(err, baton.ErrInvalidName) {
 		t.Errorf("mutex: %v, want ErrInvalidName", err)

@@ -94,6 +94,7 @@ func TestRedlockExclusion(t *testing.T) {
 					return
 				}
 				sp := chk.Enter(i, l.Token())
+				batontest.Hold(l)
 				chk.Leave(sp)
 				if err := m.Unlock(ctx); err != nil {
 					errs <- err

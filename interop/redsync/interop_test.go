@@ -107,6 +107,7 @@ func exclusion(t *testing.T, ctx context.Context, lockers []locker, cycles int) 
 					return
 				}
 				sp := chk.Enter(i, tok)
+				batontest.Hold(nil)
 				chk.Leave(sp)
 				if err := l.unlock(ctx); err != nil {
 					errs <- fmt.Errorf("locker %d: %w", i, err)
