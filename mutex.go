@@ -2,6 +2,7 @@ package baton
 
 import (
 	"context"
+	"time"
 
 	"github.com/batonhq/baton/internal/handle"
 	"github.com/batonhq/baton/internal/telemetry"
@@ -23,19 +24,24 @@ import (
 // already holds increments a count and Unlock decrements it. Use one Mutex
 // per holder; a Mutex must not be copied after first use.
 type Mutex struct {
-	s    *Session
-	name string
-	tel  *telemetry.Handle // nil: no telemetry
-	data []byte            // our node's data, if not the session's identity
+	s     *Session
+	name  string
+	tel   *telemetry.Handle // nil: no telemetry
+	data  []byte            // our node's data, if not the session's identity
+	delay time.Duration     // the lock-delay; 0: none
 
 	gate handle.Gate // one call at a time on this handle
 	held nodeHeld
 }
 
-// NewMutex returns a mutex on name (a ZooKeeper path, an etcd prefix). It
-// does no I/O.
-func NewMutex(s *Session, name string) *Mutex {
-	return &Mutex{s: s, name: name, tel: s.tel.Handle(recipeMutex, name)}
+// NewMutex returns a mutex on name (a ZooKeeper path, an etcd prefix),
+// with LockDelay if given. It does no I/O.
+func NewMutex(s *Session, name string, opts ...MutexOption) *Mutex {
+	m := &Mutex{s: s, name: name, tel: s.tel.Handle(recipeMutex, name)}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
 }
 
 // Name is the lock's name on the store.
@@ -85,6 +91,11 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.delay > 0 {
+		if err := m.markHold(ctx, me); err != nil {
+			return nil, err
+		}
+	}
 	h := holdNode(m.s, m.tel, a, m.name, me)
 	return m.held.Take(h, h.lease), nil
 }
@@ -110,7 +121,15 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return err
 	}
 	defer m.gate.Leave()
-	return release(ctx, &m.held)
+	if m.delay <= 0 {
+		return release(ctx, &m.held)
+	}
+	return m.held.Release(func(h *nodeHold) (bool, error) {
+		if h.lease.Err() == nil {
+			m.unmarkHold(ctx, h.node)
+		}
+		return h.free(ctx)
+	})
 }
 
 // Held reports whether this handle holds the lock (its lease is live).

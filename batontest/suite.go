@@ -74,6 +74,9 @@ var suite = []struct {
 	{"MultiLock/PartLostEndsLease", testMultiLockPartLost},
 	{"MultiLock/InvalidParts", testMultiLockInvalid},
 	{"LeaderSelector/RequeueTakesTurns", testSelectorRequeue},
+	{"LockDelay/ExpiredHolderDelays", testLockDelayExpired},
+	{"LockDelay/ReleasedOrOffNoDelay", testLockDelayReleasedAndOff},
+	{"LockDelay/CancelDuringDelay", testLockDelayCancel},
 	{"LeaderSelector/LossRequeues", testSelectorLossRequeues},
 	{"LeaderSelector/ObserveNoLeaderAndExpiry", testSelectorObserveAndExpiry},
 }
