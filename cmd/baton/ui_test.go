@@ -137,7 +137,9 @@ func TestUIShowsHoldersAndHandoff(t *testing.T) {
 			waiter.waitOutput("BATON_TOKEN=", 10*time.Second)
 			took := time.Now()
 			seen := waitDOM(t, ctx, rolesJS(name), fmt.Sprintf("holder:%d", pid(waiter)), 5*time.Second)
-			if lag := seen.Sub(took); lag > time.Second {
+			lag := seen.Sub(took)
+			t.Logf("the page showed the hand-off %v after the waiter printed its token", lag)
+			if lag > time.Second {
 				t.Fatalf("the page showed the hand-off %v after it happened", lag)
 			}
 			if tl := domText(t, ctx, `document.querySelector(".timeline") ? document.querySelector(".timeline").textContent : ""`); !strings.Contains(tl, "pid "+strconv.Itoa(pid(waiter))) {
@@ -357,4 +359,39 @@ func TestServeUI(t *testing.T) {
 	if code := srv.wait(15 * time.Second); code != 0 {
 		t.Fatalf("serve exit %d; stderr %q", code, srv.stderr.String())
 	}
+}
+
+// TestUIAdminRemoveWaiter: with --admin, removing a waiter from the page
+// deletes that waiter's node (that token) and leaves the holder alone.
+func TestUIAdminRemoveWaiter(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	e, _ := etcdEnv(t)
+	name := "uirw/job"
+	holder := start(t, e, "lock", name)
+	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	start(t, e, "lock", name)
+	waitStatus(t, e, name, 2)
+	const tok = "another-test-token"
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	_, url := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", "uirw", "--admin", "--audit-log", audit)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	waitDOM(t, ctx, `String(document.querySelectorAll("tr.waiter button.remove-waiter").length)`, "1", 10*time.Second)
+	old := domText(t, ctx, `document.querySelector("tr.waiter .token").textContent`)
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("token"), tok),
+		chromedp.Click(chromedp.CSS("tr.waiter button.remove-waiter")),
+		chromedp.Click(chromedp.CSS("tr.waiter button.confirm")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	log := waitFile(t, audit, `"action":"remove-waiter"`, 5*time.Second)
+	if !strings.Contains(log, `"token":`+old+`,`) || !strings.Contains(log, `"result":"deleted"`) {
+		t.Fatalf("audit log %q, want token %s deleted", log, old)
+	}
+	waitDOM(t, ctx, fmt.Sprintf(`String([...document.querySelectorAll("tr.entry .token")].some(e => e.textContent === %q))`, old), "false", 5*time.Second)
+	waitDOM(t, ctx, `String(document.querySelector("tr.holder .identity").textContent.includes("pid `+strconv.Itoa(pid(holder))+` "))`, "true", 5*time.Second)
+	holder.signal(2)
 }
