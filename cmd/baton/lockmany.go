@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// lockMany is `baton lock [flags] NAME NAME… [-- CMD [ARG…]]`: every NAME
+// held at once, all or nothing (baton.MultiLock), taken in one global
+// order so that two commands over overlapping sets never deadlock. CMD
+// gets BATON_LOCK (the names in lock order, space-separated), BATON_TOKEN
+// (the first lock's fencing token) and BATON_TOKENS (every lock's token,
+// space-separated, in the order of BATON_LOCK).
+func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []string, try bool, timeout, killAfter time.Duration) error {
+	for _, n := range names {
+		if err := checkName(n); err != nil {
+			return err
+		}
+	}
+	if try {
+		return usageErr("lock: --try takes one NAME")
+	}
+	if argv != nil && len(argv) == 0 {
+		return usageErr("lock: no CMD after --")
+	}
+	for _, n := range names {
+		if err := m.checkCmd(argv, "BATON_LOCK", n); err != nil {
+			return err
+		}
+	}
+	sf.name = names[0]
+	sigs := catchSignals()
+	defer sigs.stop()
+	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, sf) })
+	if err != nil {
+		return err
+	}
+	defer closeStore(s)
+	what := strings.Join(names, " ")
+	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (hold, error) { return lockAll(ctx, s, names) })
+	if err != nil {
+		if isTimeout(err) {
+			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v", what, timeout))
+		}
+		return wrapExit(err, "lock %s", what)
+	}
+	defer h.unlock()
+	var tokens []string
+	for _, t := range h.lease.Tokens() {
+		tokens = append(tokens, strconv.FormatInt(t, 10))
+	}
+	env := []string{"BATON_LOCK=" + h.lease.Key(), "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10), "BATON_TOKENS=" + strings.Join(tokens, " ")}
+	return m.runHeld(sigs, h.lease, h.expiry, "lock "+h.lease.Key(), env, argv, killAfter)
+}
+
+// lockAll takes every name on s as one baton.MultiLock.
+func lockAll(ctx context.Context, s *store.Store, names []string) (hold, error) {
+	ls := make([]baton.Locker, len(names))
+	var exps []baton.Expirer
+	for i, n := range names {
+		lk := newLocker(s, n)
+		ls[i] = lk
+		if e, ok := lk.(baton.Expirer); ok {
+			exps = append(exps, e)
+		}
+	}
+	ml := baton.NewMultiLock(ls...)
+	l, err := ml.Lock(ctx)
+	if err != nil {
+		return hold{}, err
+	}
+	h := hold{lease: l, release: ml.Unlock}
+	switch {
+	case len(exps) == len(ls):
+		h.expiry = func() time.Time { // the earliest part's loss deadline
+			var first time.Time
+			for _, e := range exps {
+				if t := e.Expiry(); first.IsZero() || t.Before(first) {
+					first = t
+				}
+			}
+			return first
+		}
+	case s.Session != nil:
+		h.expiry = sessionExpiry(s.Session)
+	}
+	return h, nil
+}
