@@ -6,6 +6,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/batonhq/baton"
 )
@@ -125,8 +126,12 @@ func (c *conn) unhold(kw *keyWatch, h *holder) {
 // with holdMu held.
 func (c *conn) openHold(key string, after int64) *keyWatch {
 	wctx, cancel := c.withLife(context.Background())
-	// Like openWatch: a metadata-free ctx keeps it on the client's one
-	// watch stream; WithRequireLeader ends it when the member is cut off.
+	// The client runs one watch stream per distinct ctx metadata. Our key
+	// watches get a stream of their own: the waits' stream then empties
+	// and closes after each wait, which ends its watch with the stream,
+	// instead of a cancel request per wait. WithRequireLeader ends the
+	// watch when the member is cut off from its cluster.
+	wctx = metadata.AppendToOutgoingContext(wctx, "baton-watch", "held")
 	ch := c.cli.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithRev(after+1), clientv3.WithFilterPut())
 	kw := &keyWatch{from: after, holders: map[*holder]bool{}, cancel: cancel, broken: make(chan struct{})}
 	c.holdWG.Add(1)
