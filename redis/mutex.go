@@ -49,8 +49,8 @@ type Mutex struct {
 	ttl time.Duration
 	obs *observer // nil: no telemetry
 
-	gate   handle.Gate             // one call at a time on this handle
-	levels handle.Reentrant[*hold] // what this handle holds, by level
+	gate   handle.Gate                 // one call at a time on this handle
+	levels handle.Reentrant[*liveLock] // what this handle holds, by level
 }
 
 // NewMutex returns a lock on key, a plain Redis key name. It does no I/O.
@@ -90,12 +90,12 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return err
 	}
 	defer m.gate.Leave()
-	return m.levels.Release(func(h *hold) (bool, error) { return true, m.free(ctx, h) })
+	return m.levels.Release(func(h *liveLock) (bool, error) { return true, m.free(ctx, h) })
 }
 
 // free releases h on the servers, even when ctx is already done (bounded
 // by a couple of seconds), and ends its lease.
-func (m *Mutex) free(ctx context.Context, h *hold) error {
+func (m *Mutex) free(ctx context.Context, h *liveLock) error {
 	h.stopRenewal()
 	lost := h.lease.Err()
 	// The release must happen even if ctx is cancelled now.
@@ -293,7 +293,7 @@ func (m *Mutex) attempt(ctx context.Context, value string, wait bool, at place) 
 
 func (m *Mutex) held(value string, g grant) *baton.Lease {
 	deadline := g.sent.Add(min(g.pttl, m.ttl) - lossMargin(m.ttl))
-	h := newHold(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
+	h := newLiveLock(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		sent := time.Now()
 		n, err := extendScript.Run(ctx, m.c.rc, []string{m.k.lock}, value, m.ttl.Milliseconds()).Int64()
 		if err != nil {

@@ -78,8 +78,8 @@ type Redlock struct {
 	ttl time.Duration
 	obs *observer // nil: no telemetry
 
-	gate   handle.Gate             // one call at a time on this handle
-	levels handle.Reentrant[*hold] // what this handle holds, by level
+	gate   handle.Gate                 // one call at a time on this handle
+	levels handle.Reentrant[*liveLock] // what this handle holds, by level
 
 	// lines are the entries the holder still has in lines (on masters that
 	// had not handed over when it won), left at Unlock. Guarded by gate.
@@ -117,12 +117,12 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 		return err
 	}
 	defer r.gate.Leave()
-	return r.levels.Release(func(h *hold) (bool, error) { return true, r.free(ctx, h) })
+	return r.levels.Release(func(h *liveLock) (bool, error) { return true, r.free(ctx, h) })
 }
 
 // free releases h on the servers, even when ctx is already done (bounded
 // by a couple of seconds), and ends its lease.
-func (r *Redlock) free(ctx context.Context, h *hold) error {
+func (r *Redlock) free(ctx context.Context, h *liveLock) error {
 	h.stopRenewal()
 	lost := h.lease.Err()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -479,7 +479,7 @@ func (r *Redlock) release(ctx context.Context, value string, which []bool, at []
 }
 
 func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
-	h := newHold(r.k.lock, 0, value, r.ttl, deadline, func(ctx context.Context) (time.Time, error) {
+	h := newLiveLock(r.k.lock, 0, value, r.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		start := time.Now()
 		rs := r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 			n, err := extendScript.Run(ctx, nd.c.rc, []string{r.k.lock}, value, r.ttl.Milliseconds()).Int64()

@@ -37,14 +37,14 @@ func newLocker(s *store.Store, name string) Locker {
 	return baton.NewMutex(s.Session, name)
 }
 
-// hold is one acquisition of a lock-like recipe.
-type hold struct {
+// acquired is one acquisition of a lock-like recipe.
+type acquired struct {
 	lease   *baton.Lease
 	release func(ctx context.Context) error
 	expiry  func() time.Time // the loss deadline, or nil
 }
 
-func (h hold) unlock() {
+func (h acquired) unlock() {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	_ = h.release(ctx)
@@ -52,7 +52,7 @@ func (h hold) unlock() {
 
 // lockOn acquires name on s; with try, only if it is free (else an error
 // wrapping baton.ErrLocked).
-func lockOn(ctx context.Context, s *store.Store, name string, try bool) (hold, error) {
+func lockOn(ctx context.Context, s *store.Store, name string, try bool) (acquired, error) {
 	lk := newLocker(s, name)
 	acquire := lk.Lock
 	if try {
@@ -60,9 +60,9 @@ func lockOn(ctx context.Context, s *store.Store, name string, try bool) (hold, e
 	}
 	l, err := acquire(ctx)
 	if err != nil {
-		return hold{}, err
+		return acquired{}, err
 	}
-	h := hold{lease: l, release: lk.Unlock}
+	h := acquired{lease: l, release: lk.Unlock}
 	if e, ok := lk.(baton.Expirer); ok {
 		h.expiry = e.Expiry
 	} else if s.Session != nil {
@@ -107,7 +107,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore(s)
-	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (hold, error) { return lockOn(ctx, s, name, *try) })
+	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) { return lockOn(ctx, s, name, *try) })
 	if err != nil {
 		if *try && errors.Is(err, baton.ErrLocked) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not free (--try): %w", name, err))

@@ -20,11 +20,11 @@ import (
 // error is retried until validity runs out.
 type renewFunc func(ctx context.Context) (time.Time, error)
 
-// hold is one live acquisition: its random value, its lease, and the
+// liveLock is one live acquisition: its random value, its lease, and the
 // timers renewing it every ttl/3 and ending it when its validity runs
 // out unconfirmed. No goroutine runs between renewals, so a short hold
 // costs no goroutine start and stop.
-type hold struct {
+type liveLock struct {
 	value string
 	lease *baton.Lease
 	end   func(error)
@@ -47,11 +47,11 @@ type hold struct {
 // errValidity is why a hold ends when no renewal was confirmed in time.
 var errValidity = errors.New("renewal not confirmed before the lock's validity ran out")
 
-// newHold starts renewing an acquisition valid until deadline (measured on
+// newLiveLock starts renewing an acquisition valid until deadline (measured on
 // the monotonic clock from when the acquiring command was sent).
-func newHold(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *hold {
+func newLiveLock(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *liveLock {
 	l, end := handle.NewLease(key, token)
-	h := &hold{value: value, lease: l, end: end, key: key, every: ttl / 3, renew: renew, deadline: deadline}
+	h := &liveLock{value: value, lease: l, end: end, key: key, every: ttl / 3, renew: renew, deadline: deadline}
 	h.mu.Lock()
 	h.expire = time.AfterFunc(time.Until(deadline), h.expired)
 	h.next = time.AfterFunc(h.every, h.renewOnce)
@@ -60,7 +60,7 @@ func newHold(key string, token int64, value string, ttl time.Duration, deadline 
 }
 
 // expired ends the lease if its validity ran out unconfirmed.
-func (h *hold) expired() {
+func (h *liveLock) expired() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
@@ -74,7 +74,7 @@ func (h *hold) expired() {
 }
 
 // lose ends the lease as lost. Called with h.mu held.
-func (h *hold) lose(err error) {
+func (h *liveLock) lose(err error) {
 	h.stopped = true
 	h.expire.Stop()
 	h.next.Stop()
@@ -87,7 +87,7 @@ func (h *hold) lose(err error) {
 // renewOnce extends the hold once. It runs on the timer's goroutine, so
 // that the validity running out ends the lease at that moment, however
 // long a blackholed request takes to give up.
-func (h *hold) renewOnce() {
+func (h *liveLock) renewOnce() {
 	h.mu.Lock()
 	if h.stopped {
 		h.mu.Unlock()
@@ -125,7 +125,7 @@ func (h *hold) renewOnce() {
 // stopRenewal tells the renewal to stop and not to end the lease. An
 // extend already in flight may still land; that is harmless, since the
 // release that follows deletes the key or no longer matches it.
-func (h *hold) stopRenewal() {
+func (h *liveLock) stopRenewal() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
@@ -140,7 +140,7 @@ func (h *hold) stopRenewal() {
 }
 
 // wait waits for a renewal in flight to return.
-func (h *hold) wait() { h.inflight.Wait() }
+func (h *liveLock) wait() { h.inflight.Wait() }
 
 // randomValue is a lock value unique to one acquisition attempt: a random
 // UUID in 32 hex digits (the scripts tell baton's values by that form).
@@ -151,7 +151,7 @@ func randomValue() string {
 
 // expiryTime is the hold's loss deadline; the zero Time once the lease
 // has ended.
-func (h *hold) expiryTime() time.Time {
+func (h *liveLock) expiryTime() time.Time {
 	if h.lease.Err() != nil {
 		return time.Time{}
 	}
@@ -161,7 +161,7 @@ func (h *hold) expiryTime() time.Time {
 }
 
 // expiryOf is the loss deadline of the hold a handle has, or the zero Time.
-func expiryOf(levels *handle.Reentrant[*hold]) time.Time {
+func expiryOf(levels *handle.Reentrant[*liveLock]) time.Time {
 	h, _, ok := levels.Current()
 	if !ok {
 		return time.Time{}
