@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go.uber.org/goleak"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,13 @@ func TestMain(m *testing.M) {
 	code := zktest.Main(m)
 	stopSharedEtcd()
 	os.RemoveAll(dir)
+	if code == 0 {
+		// The in-process commands (Main.Run) close every session they open.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines outlive the tests:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
