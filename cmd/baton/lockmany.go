@@ -43,7 +43,7 @@ func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []strin
 	}
 	defer closeStore(s)
 	what := strings.Join(names, " ")
-	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (hold, error) { return lockAll(ctx, s, names) })
+	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (acquired, error) { return lockAll(ctx, s, names) })
 	if err != nil {
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v", what, timeout))
@@ -60,7 +60,7 @@ func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []strin
 }
 
 // lockAll takes every name on s as one baton.MultiLock.
-func lockAll(ctx context.Context, s *store.Store, names []string) (hold, error) {
+func lockAll(ctx context.Context, s *store.Store, names []string) (acquired, error) {
 	ls := make([]baton.Locker, len(names))
 	var exps []baton.Expirer
 	for i, n := range names {
@@ -73,9 +73,9 @@ func lockAll(ctx context.Context, s *store.Store, names []string) (hold, error) 
 	ml := baton.NewMultiLock(ls...)
 	l, err := ml.Lock(ctx)
 	if err != nil {
-		return hold{}, err
+		return acquired{}, err
 	}
-	h := hold{lease: l, release: ml.Unlock}
+	h := acquired{lease: l, release: ml.Unlock}
 	switch {
 	case len(exps) == len(ls):
 		h.expiry = func() time.Time { // the earliest part's loss deadline
