@@ -11,6 +11,7 @@ replace github.com/batonhq/baton/internal/etcdtest => ../internal/etcdtest
 require (
 	github.com/batonhq/baton v0.0.0-00010101000000-000000000000
 	github.com/batonhq/baton/internal/etcdtest v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"fmt"
+	"go.uber.org/goleak"
 	"os"
 	"testing"
 )
@@ -14,6 +15,13 @@ func TestMain(m *testing.M) {
 		os.Exit(redisWaiterMain())
 	}
 	code := m.Run()
+	if code == 0 {
+		// Every scenario closes the sessions it opens.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines outlive the tests:", err)
+			code = 1
+		}
+	}
 	if err := writeReport(); err != nil {
 		fmt.Fprintln(os.Stderr, "reliability: report:", err)
 		code = 1
