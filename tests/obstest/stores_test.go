@@ -2,6 +2,8 @@ package obstest
 
 import (
 	"context"
+	"fmt"
+	"go.uber.org/goleak"
 	"os"
 	"sync"
 	"testing"
@@ -23,6 +25,13 @@ func TestMain(m *testing.M) {
 	}
 	if etcdServer.dir != "" {
 		_ = os.RemoveAll(etcdServer.dir)
+	}
+	if code == 0 {
+		// Every session and client the tests open is closed.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines outlive the tests:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
