@@ -74,7 +74,7 @@ func lockOn(ctx context.Context, s *store.Store, name string, try bool) (acquire
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--kill-after 10s] NAME… [-- CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--kill-after 10s] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
@@ -82,7 +82,9 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) > 1 {
+	// Several NAMEs only before "--": without it, words after NAME are a
+	// forgotten "--" (oneName says so), as in flock's "flock FILE CMD".
+	if len(pos) > 1 && argv != nil {
 		return m.lockMany(ctx, &sf, pos, argv, *try, *timeout, *killAfter)
 	}
 	name, err := oneName(fs, pos)

@@ -26,8 +26,10 @@ func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []strin
 	if try {
 		return usageErr("lock: --try takes one NAME")
 	}
-	if argv != nil && len(argv) == 0 {
-		return usageErr("lock: no CMD after --")
+	// Several NAMEs come before "--" (lock lets nothing else through);
+	// with no CMD after it, the locks are held until a signal.
+	if len(argv) == 0 {
+		argv = nil
 	}
 	for _, n := range names {
 		if err := m.checkCmd(argv, "BATON_LOCK", n); err != nil {

@@ -16,7 +16,7 @@ func TestLockMany(t *testing.T) {
 	eachStore(t, false, func(t *testing.T, st testStore, e []string) {
 		// Redlock does not count masters started within the last TTL
 		// (10 s): the first lock may wait that long for them.
-		holder := start(t, e, "lock", "/mb", "/ma")
+		holder := start(t, e, "lock", "/mb", "/ma", "--")
 		holder.waitOutput("BATON_LOCK=/ma /mb", 30*time.Second)
 		_, stderr, code := run(t, e, "lock", "--timeout", "300ms", "/mc", "/mb", "--", "true")
 		if code != exitTimeout || !strings.Contains(stderr, "not acquired within") {
