@@ -175,8 +175,9 @@ func (e *Election) Node() (Node, bool) {
 // Resign gives up leadership: our lease ends and our node is deleted, so
 // the next candidate leads, even when ctx is already done (the delete runs
 // detached from ctx, bounded by the session TTL). If the delete fails while
-// the session lives, Resign returns its error and we still hold the node:
-// call Resign again. Without a leadership it returns ErrNotHeld (to
+// the session lives, Resign returns its error and goes on deleting the
+// node in the background until it is gone or the session ends; calling
+// Resign again retries at once. Without a leadership it returns ErrNotHeld (to
 // withdraw a Campaign still waiting, cancel its ctx); after a loss, an
 // error wrapping ErrLost.
 func (e *Election) Resign(ctx context.Context) error {

@@ -80,8 +80,11 @@ func waitRemoved(ctx context.Context, s *Session, n Node) error {
 // then the node is deleted on a context detached from ctx (a release always
 // releases, even when ctx is done), bounded by the session TTL. The hold
 // is over once the delete succeeded or the session is gone; otherwise free
-// returns the delete's error and may be called again. After a loss it
-// returns the lease's error.
+// returns the delete's error and may be called again, and the delete goes
+// on in the background until the node is gone or the session ends: a
+// caller that drops the error must not leave the lock taken by a node
+// nobody holds for as long as the session lives. After a loss it returns
+// the lease's error.
 func (h *nodeHold) free(ctx context.Context) (over bool, err error) {
 	lost := h.lease.Err()
 	h.end(ErrNotHeld)
@@ -90,6 +93,7 @@ func (h *nodeHold) free(ctx context.Context) (over bool, err error) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.s.TTL())
 	defer cancel()
 	if err := h.s.conn.Delete(dctx, h.node); err != nil && h.s.Err() == nil && !IsSessionGone(err) {
+		keepRemoving(ctx, h.s.conn, h.node)
 		return false, fmt.Errorf("release %s (call again to retry): %w", h.node.Path, err)
 	}
 	if errors.Is(lost, ErrLost) {

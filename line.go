@@ -141,6 +141,16 @@ func removeNode(ctx context.Context, c Conn, n Node) {
 	if deleteWithin(ctx, c, n) {
 		return
 	}
+	keepRemoving(ctx, c, n)
+}
+
+// keepRemoving goes on deleting n in the background, with growing pauses,
+// until it is gone or the session ends (its ephemeral nodes go with it).
+// It is for a node nobody holds any more whose delete failed: left there
+// while the session lives, it would stall every waiter queued after it.
+// The delete removes that incarnation only, so a late one harms nothing.
+func keepRemoving(ctx context.Context, c Conn, n Node) {
+	ctx = context.WithoutCancel(ctx)
 	go func() {
 		delay := cleanupRetry
 		for !deleteWithin(ctx, c, n) {

@@ -192,7 +192,8 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 
 // Unlock ends the lease (so Done closes first) and releases every part in
 // reverse order, even when ctx is done (as each part's Unlock does). The
-// parts whose release failed stay held: call Unlock again. Unlock without
+// parts whose release failed are deleted in the background, as with each
+// part's Unlock, and stay held here: calling Unlock again retries them. Unlock without
 // a hold returns ErrNotHeld; after a loss it returns the lost part's error
 // (wrapping ErrLost) and still releases the others.
 func (m *MultiLock) Unlock(ctx context.Context) error {

@@ -113,7 +113,9 @@ func (m *Mutex) nodeData() []byte {
 // deletes our node (that incarnation only: never another holder's), even
 // when ctx is already done: the delete runs detached from ctx, bounded by
 // the session TTL. If the delete fails while the session lives, Unlock
-// returns its error and the handle still holds the node: call Unlock again.
+// returns its error and goes on deleting the node in the background until
+// it is gone or the session ends, so a dropped error does not leave the
+// lock taken; calling Unlock again retries at once.
 // Unlock without a hold returns ErrNotHeld. After a loss it returns an
 // error wrapping ErrLost, and still removes our node if the store has it.
 func (m *Mutex) Unlock(ctx context.Context) error {

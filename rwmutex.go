@@ -155,8 +155,9 @@ func readerBlocker(own string) blockerFunc {
 // RUnlock releases one level of the read lock; the last level ends its
 // lease and deletes our node, even when ctx is already done (the delete
 // runs detached from ctx, bounded by the session TTL). If the delete fails
-// while the session lives, RUnlock returns its error and the handle still
-// holds the node: call RUnlock again. Without a read hold it returns
+// while the session lives, RUnlock returns its error and goes on deleting
+// the node in the background until it is gone or the session ends;
+// calling RUnlock again retries at once. Without a read hold it returns
 // ErrNotHeld; after a loss, an error wrapping ErrLost (our node is still
 // removed if the store has it).
 func (m *RWMutex) RUnlock(ctx context.Context) error { return m.release(ctx, false) }

@@ -162,10 +162,11 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (l *Lease, err error)
 // Release gives back a lease obtained from this Semaphore: the lease ends
 // and its node is deleted, even when ctx is already done (the delete runs
 // detached from ctx, bounded by the session TTL). If the delete fails while
-// the session lives, Release returns its error and the lease stays with
-// this Semaphore: call Release again. A lease that is not held here (never
-// was, already released, or being released by another call) is
-// ErrNotHeld. After a loss Release returns an error wrapping ErrLost, and
+// the session lives, Release returns its error and goes on deleting the
+// node in the background until it is gone or the session ends; the lease
+// stays with this Semaphore, and calling Release again retries at once. A
+// lease that is not held here (never was, already released, or being
+// released by another call) is ErrNotHeld. After a loss Release returns an error wrapping ErrLost, and
 // still removes the node if the store has it.
 func (m *Semaphore) Release(ctx context.Context, l *Lease) error {
 	m.mu.Lock()

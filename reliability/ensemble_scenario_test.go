@@ -2,6 +2,8 @@ package reliability
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,10 +24,17 @@ type contenders struct {
 	sessions atomic.Int64 // sessions opened, beyond the first per client
 	wg       sync.WaitGroup
 	stop     chan struct{}
+
+	// state says, per contender, what it did last and since when (its
+	// last few steps): what a stalled run reports.
+	state []atomic.Pointer[[]string]
+	// dump, if set, adds the store's side to that report (the keys under
+	// the lock, their leases).
+	dump func() string
 }
 
 func runContenders(t *testing.T, n int, name string, open func(ctx context.Context) (*baton.Session, error)) *contenders {
-	c := &contenders{stop: make(chan struct{})}
+	c := &contenders{stop: make(chan struct{}), state: make([]atomic.Pointer[[]string], n)}
 	for i := range n {
 		c.wg.Add(1)
 		go func() {
@@ -46,6 +55,19 @@ func (c *contenders) loop(t *testing.T, who int, name string, open func(ctx cont
 		}
 	}()
 	opened := 0
+	set := func(format string, args ...any) {
+		id := "-"
+		if s != nil {
+			id = s.ID()
+		}
+		msg := time.Now().Format("15:04:05.000") + " session " + id + ": " + fmt.Sprintf(format, args...)
+		var steps []string
+		if p := c.state[who].Load(); p != nil {
+			steps = *p
+		}
+		steps = append(steps[max(0, len(steps)-stepsKept+1):len(steps):len(steps)], msg)
+		c.state[who].Store(&steps)
+	}
 	for {
 		select {
 		case <-c.stop:
@@ -58,8 +80,10 @@ func (c *contenders) loop(t *testing.T, who int, name string, open func(ctx cont
 				_ = s.Close(ctx)
 			}
 			var err error
+			set("opening a session")
 			if s, err = open(ctx); err != nil {
 				s = nil
+				set("open failed: %v", err)
 				cancel()
 				continue
 			}
@@ -68,11 +92,14 @@ func (c *contenders) loop(t *testing.T, who int, name string, open func(ctx cont
 			}
 		}
 		m := baton.NewMutex(s, name)
+		set("locking")
 		l, err := m.Lock(ctx)
 		if err != nil {
+			set("lock failed: %v", err)
 			cancel()
 			continue
 		}
+		set("holding token %d", l.Token())
 		c.last.Store(time.Now().UnixNano())
 		c.cycles.Add(1)
 		sp := c.chk.Enter(who, l.Token())
@@ -81,7 +108,12 @@ func (c *contenders) loop(t *testing.T, who int, name string, open func(ctx cont
 		case <-l.Done():
 		}
 		c.chk.Leave(sp)
-		_ = m.Unlock(ctx)
+		set("unlocking token %d", l.Token())
+		if err := m.Unlock(ctx); err != nil {
+			set("unlock of token %d failed: %v", l.Token(), err)
+		} else {
+			set("unlocked token %d", l.Token())
+		}
 		cancel()
 	}
 }
@@ -96,8 +128,28 @@ func (c *contenders) progressAfter(t *testing.T, t0 time.Time, limit time.Durati
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("no acquisition within %v of the fault", limit)
+	t.Fatalf("no acquisition within %v of the fault\n%s", limit, c.report())
 	return 0
+}
+
+// stepsKept is how many steps of each contender a report shows.
+const stepsKept = 8
+
+// report says what every contender is doing, and the store's side.
+func (c *contenders) report() string {
+	var b strings.Builder
+	for i := range c.state {
+		fmt.Fprintf(&b, "contender %d:\n", i)
+		if p := c.state[i].Load(); p != nil {
+			for _, st := range *p {
+				fmt.Fprintf(&b, "  %s\n", st)
+			}
+		}
+	}
+	if c.dump != nil {
+		b.WriteString(c.dump())
+	}
+	return b.String()
 }
 
 func (c *contenders) finish() {

@@ -45,6 +45,7 @@ func TestServeCluster(t *testing.T) {
 		return etcd.Open(ctx, c.Endpoints(), etcd.WithTTL(ttl))
 	})
 	defer cs.finish()
+	cs.dump = func() string { return c.Describe(name) }
 	cs.progressAfter(t, time.Now(), 30*time.Second)
 	bound := serveElection + ttl
 	// A request a member forwarded to a leader that died, or that a
@@ -57,6 +58,7 @@ func TestServeCluster(t *testing.T) {
 	faults := func(label string, bound time.Duration, do func() time.Time) {
 		row := Row{Scenario: "serve cluster: " + label, Store: "serve×3"}
 		for range runs(1, 3) {
+			t.Logf("%s: fault at %s", label, time.Now().Format("15:04:05.000"))
 			t0 := do()
 			d := cs.progressAfter(t, t0, 60*time.Second)
 			row.Runs++
@@ -115,6 +117,7 @@ func TestServeCluster(t *testing.T) {
 		lostAll := int64(0)
 		for range runs(1, 3) {
 			i := pick()
+			t.Logf("%s: fault at %s", label, time.Now().Format("15:04:05.000"))
 			lost := cs.sessions.Load()
 			t0 := time.Now()
 			c.Pause(i)

@@ -280,3 +280,46 @@ func (c *ServeCluster) signal(i int, sig syscall.Signal) {
 		c.t.Fatalf("etcdtest: signal member %s: %v", m.Name, err)
 	}
 }
+
+// Describe reports, member by member, what a stalled test needs to know:
+// who it thinks leads, its raft and store revisions, and the keys under
+// prefix as it has them (a serializable read), each with its create
+// revision, its lease and that lease's remaining TTL.
+func (c *ServeCluster) Describe(prefix string) string {
+	var b strings.Builder
+	for _, m := range c.Members {
+		fmt.Fprintf(&b, "member %s (%s): ", m.Name, m.Client)
+		ep := "http://" + m.Client
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			fmt.Fprintf(&b, "%v\n", err)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if st, err := cli.Status(ctx, ep); err != nil {
+			fmt.Fprintf(&b, "status: %v\n", err)
+		} else {
+			fmt.Fprintf(&b, "id %x leader %x term %d raft index %d applied %d revision %d errors %v\n",
+				st.Header.MemberId, st.Leader, st.RaftTerm, st.RaftIndex, st.RaftAppliedIndex, st.Header.Revision, st.Errors)
+		}
+		resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithSerializable())
+		if err != nil {
+			fmt.Fprintf(&b, "  keys: %v\n", err)
+		} else {
+			for _, kv := range resp.Kvs {
+				fmt.Fprintf(&b, "  key %s create %d lease %x", kv.Key, kv.CreateRevision, kv.Lease)
+				if kv.Lease != 0 {
+					if ttl, err := cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err != nil {
+						fmt.Fprintf(&b, " ttl: %v", err)
+					} else {
+						fmt.Fprintf(&b, " ttl %ds", ttl.TTL)
+					}
+				}
+				b.WriteString("\n")
+			}
+		}
+		cancel()
+		_ = cli.Close()
+	}
+	return b.String()
+}
