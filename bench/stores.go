@@ -206,6 +206,14 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 			contenders = append(contenders, gw)
 		}
 	}
+	if u.Scheme == store.Redis || u.Scheme == store.Redlock {
+		// The relay floor: one PUBLISH (on each master) per hand-off to
+		// the next waiter of a line kept in process, the least any FIFO
+		// lock on these servers can cost.
+		relay := bench.Target{Impl: "relay floor", Store: st, Factory: &bench.RedisRelay{Addrs: u.Hosts, Password: u.Password},
+			Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
+		contenders = append([]bench.Target{relay}, impls...)
+	}
 	for _, n := range p.sweep {
 		if n == 8 {
 			rounds(contenders, func(bench.Target) bench.Config { return bench.Config{Workload: "contended", Clients: 8} },
