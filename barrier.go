@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // Barrier holds clients back until it is removed: the seeds' barrier. The
@@ -14,14 +16,21 @@ import (
 //
 // The node is persistent: a barrier outlives the session that set it. Its
 // name is any absolute path on ZooKeeper, any key on etcd.
+//
+// With telemetry, each Wait is a baton.acquire.duration measurement (outcome
+// acquired once the barrier is down) and counts in baton.waiting while the
+// barrier is up; a barrier holds nothing, so it reports no hold.
 type Barrier struct {
 	s    *Session
 	name string
+	tel  *telemetry.Handle // nil: no telemetry
 }
 
 // NewBarrier returns a barrier at name (a ZooKeeper path, an etcd key). It
 // does no I/O.
-func NewBarrier(s *Session, name string) *Barrier { return &Barrier{s: s, name: name} }
+func NewBarrier(s *Session, name string) *Barrier {
+	return &Barrier{s: s, name: name, tel: s.tel.Handle(recipeBarrier, name)}
+}
 
 // Name is the barrier node's name on the store.
 func (b *Barrier) Name() string { return b.name }
@@ -56,7 +65,11 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // Wait returns nil once the barrier is down (at once if it is not up). If
 // ctx ends first it returns ctx.Err(); if the session is lost, an error
 // satisfying IsSessionGone. It watches the barrier node alone.
-func (b *Barrier) Wait(ctx context.Context) error {
+func (b *Barrier) Wait(ctx context.Context) (err error) {
+	a := b.tel.StartAcquire(ctx)
+	if a != nil {
+		defer func() { a.EndWait(outcomeOf(err), err) }()
+	}
 	_, n, err := b.s.conn.Get(ctx, b.name)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -64,6 +77,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.Wait()
 	if err := b.s.conn.WaitGone(ctx, n); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

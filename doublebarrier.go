@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // readyName is the node the n-th participant creates to open a double
@@ -24,20 +26,27 @@ const readyName = "ready"
 // A participant whose session ends leaves with it: its node goes, so the
 // others' Leave is not held up by a dead process. A DoubleBarrier value is
 // one participant; it must not be copied after first use.
+//
+// With telemetry, Enter is an acquisition (baton.acquire.duration, and
+// baton.waiting while fewer than n have entered) and the time from Enter
+// to the end of Leave a hold (baton.held, baton.hold.duration), lost if
+// the session ends first.
 type DoubleBarrier struct {
 	s    *Session
 	name string
 	n    int
+	tel  *telemetry.Handle // nil: no telemetry
 
 	mu   sync.Mutex
 	node Node
+	hold *sessionHold // nil without telemetry
 }
 
 // NewDoubleBarrier returns a double barrier for n participants on name (a
 // ZooKeeper path, an etcd prefix). It does no I/O. With n < 1, Enter
 // returns an error wrapping ErrInvalidParticipants.
 func NewDoubleBarrier(s *Session, name string, n int) *DoubleBarrier {
-	return &DoubleBarrier{s: s, name: name, n: n}
+	return &DoubleBarrier{s: s, name: name, n: n, tel: s.tel.Handle(recipeDoubleBarrier, name)}
 }
 
 // Name is the barrier's name on the store.
@@ -50,7 +59,11 @@ func (d *DoubleBarrier) readyPath() string { return Join(d.name, readyName) }
 //
 // If ctx ends first, our node is removed and ctx.Err() is returned. If the
 // session is lost, Enter returns an error satisfying IsSessionGone.
-func (d *DoubleBarrier) Enter(ctx context.Context) error {
+func (d *DoubleBarrier) Enter(ctx context.Context) (err error) {
+	a := d.tel.StartAcquire(ctx)
+	if a != nil {
+		defer func() { a.EndWait(outcomeOf(err), err) }()
+	}
 	if d.n < 1 {
 		return fmt.Errorf("%w: double barrier %s with %d participants", ErrInvalidParticipants, d.name, d.n)
 	}
@@ -69,7 +82,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := d.await(ctx, c); err != nil {
+	if err := d.await(ctx, a, c); err != nil {
 		removeNode(ctx, c, me)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -78,12 +91,13 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	}
 	d.mu.Lock()
 	d.node = me
+	d.hold = startSessionHold(ctx, d.s, d.tel, me.Token)
 	d.mu.Unlock()
 	return nil
 }
 
 // await returns once the ready node exists, creating it if we are the n-th.
-func (d *DoubleBarrier) await(ctx context.Context, c Conn) error {
+func (d *DoubleBarrier) await(ctx context.Context, a *telemetry.Acquire, c Conn) error {
 	kids, err := c.Children(ctx, d.name)
 	if err != nil {
 		return err
@@ -97,6 +111,7 @@ func (d *DoubleBarrier) await(ctx context.Context, c Conn) error {
 		}
 		return nil
 	}
+	a.Wait()
 	if _, err := c.WaitExists(ctx, d.readyPath()); err != nil {
 		return err
 	}
@@ -134,15 +149,20 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	err := d.leave(ctx, c, me)
 	if err != nil {
 		removeNode(ctx, c, me)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return err
 	}
+	// Either way we are out of the barrier: the hold ends.
 	d.mu.Lock()
-	d.node = Node{}
+	hold := d.hold
+	d.hold = nil
+	if err == nil {
+		d.node = Node{}
+	}
 	d.mu.Unlock()
-	return nil
+	hold.close(d.s)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }
 
 func (d *DoubleBarrier) leave(ctx context.Context, c Conn, me Node) error {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/batonhq/baton/internal/handle"
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // Locker is a lock handle a MultiLock can take: Mutex, the write side of
@@ -78,8 +79,17 @@ func storeOf(l Locker) string {
 //
 // A MultiLock is not re-entrant: Lock while held returns ErrLocked. Its
 // parts should not be used on their own while it holds them.
+//
+// Each part reports its own metrics. The MultiLock as a whole reports as
+// recipe multilock, with the parts' names joined by spaces as its name,
+// to the telemetry of its first part (in lock order) that is a Mutex or
+// RWMutex of a Session: Lock is an acquisition (baton.acquire.duration,
+// and baton.waiting for the whole call) and the lease a hold (baton.held,
+// baton.hold.duration, baton.lost with the lost part's reason). A
+// MultiLock of Redis locks alone reports through its parts only.
 type MultiLock struct {
 	parts []Locker // in lock order
+	tel   *telemetry.Handle
 
 	gate  handle.Gate
 	mu    sync.Mutex
@@ -109,7 +119,27 @@ func NewMultiLock(parts ...Locker) *MultiLock {
 	if len(ps) == 0 {
 		m.bad = fmt.Errorf("%w: a multi-lock needs at least one part", ErrInvalidName)
 	}
+	for _, p := range ps {
+		if s := sessionOf(p); s != nil {
+			m.tel = s.tel.Handle(recipeMultiLock, strings.Join(m.Names(), " "))
+			break
+		}
+	}
 	return m
+}
+
+// sessionOf is the session of a part on one, or nil.
+func sessionOf(l Locker) *Session {
+	if p, ok := l.(placed); ok {
+		l = p.Locker
+	}
+	switch l := l.(type) {
+	case *Mutex:
+		return l.s
+	case *RWMutex:
+		return l.s
+	}
+	return nil
 }
 
 // Names returns the parts' names in lock order.
@@ -124,9 +154,14 @@ func (m *MultiLock) Names() []string {
 // Lock takes every part, in the global order, waiting as long as ctx
 // allows, and returns the lease that covers them all. On any failure it
 // releases what it took and returns the error.
-func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
+func (m *MultiLock) Lock(ctx context.Context) (lease *Lease, err error) {
 	if m.bad != nil {
 		return nil, m.bad
+	}
+	a := m.tel.StartAcquire(ctx)
+	if a != nil {
+		a.Wait()
+		defer func() { a.End(outcomeOf(err), tokenOf(lease), err) }()
 	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err
@@ -175,6 +210,9 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 		}
 	}
 	lease, end := handle.NewMultiLease(strings.Join(m.Names(), " "), leases[0].Token(), leases)
+	if m.tel != nil {
+		end = reportEnd(lease, end, m.tel.StartHold(ctx, lease.Token(), nil))
+	}
 	for _, l := range leases {
 		go func() {
 			select {

@@ -73,9 +73,14 @@ func (s *Session) newLease(h *telemetry.Handle, a *telemetry.Acquire, key string
 	if h == nil {
 		return l, end
 	}
-	x := h.StartHold(a.Parent(), token, s.deadline)
+	return l, reportEnd(l, end, h.StartHold(a.Parent(), token, s.deadline))
+}
+
+// reportEnd returns end, which ends l, followed by the end of x once, as
+// l's error says.
+func reportEnd(l *Lease, end func(error), x *telemetry.Hold) func(error) {
 	var once sync.Once
-	return l, func(err error) {
+	return func(err error) {
 		end(err)
 		once.Do(func() {
 			e, r := endOf(l.Err())

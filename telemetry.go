@@ -3,6 +3,8 @@ package baton
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -115,6 +117,10 @@ const (
 	recipeElection      = telemetry.RecipeElection
 	recipeQueue         = "queue"
 	recipeReliableQueue = "reliable_queue"
+	recipeBarrier       = telemetry.RecipeBarrier
+	recipeDoubleBarrier = "double_barrier"
+	recipeMultiLock     = "multilock"
+	recipeSelector      = telemetry.RecipeLeaderSelector
 )
 
 // outcomeOf is the acquire outcome of an acquire call's error. A Try call
@@ -147,6 +153,56 @@ func endOf(err error) (end, reason string) {
 	default:
 		return telemetry.EndRevoked, telemetry.ReasonNodeDeleted
 	}
+}
+
+// sessionHold is a hold reported to telemetry that ends when told, or as
+// lost when its session ends first (a recipe that does not watch a node of
+// its own: DoubleBarrier).
+type sessionHold struct {
+	x    *telemetry.Hold
+	once sync.Once
+	stop chan struct{}
+	done chan struct{} // closed once the watch has returned
+}
+
+// startSessionHold starts the hold of a lease with token on s reported to
+// h, or returns nil when h is nil.
+func startSessionHold(ctx context.Context, s *Session, h *telemetry.Handle, token int64) *sessionHold {
+	if h == nil {
+		return nil
+	}
+	x := &sessionHold{x: h.StartHold(ctx, token, s.deadline), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(x.done)
+		select {
+		case <-s.Done():
+			x.end(fmt.Errorf("%w: %w", ErrLost, s.Err()))
+		case <-x.stop:
+		}
+	}()
+	return x
+}
+
+// end ends the hold, as err says (nil: released), once.
+func (x *sessionHold) end(err error) {
+	if x == nil {
+		return
+	}
+	x.once.Do(func() {
+		close(x.stop)
+		e, r := endOf(err)
+		x.x.End(e, r, err)
+	})
+}
+
+// close ends the hold unless it ended already (released, or lost if the
+// session is gone), and waits for its watch to return.
+func (x *sessionHold) close(s *Session) {
+	if x == nil {
+		return
+	}
+	x.end(s.Err())
+	<-x.done
 }
 
 func tokenOf(l *Lease) int64 {

@@ -24,9 +24,16 @@ type Handle struct {
 	sets   sync.Map                 // extra → metric.MeasurementOption
 }
 
-// RecipeElection is the recipe whose holds are leaderships: they set
-// baton.leader and count baton.leader.transitions.
-const RecipeElection = "election"
+// The recipes whose holds are leaderships: they set baton.leader and count
+// baton.leader.transitions.
+const (
+	RecipeElection       = "election"
+	RecipeLeaderSelector = "leader_selector"
+)
+
+// RecipeBarrier is the recipe that only waits: it holds nothing, so it
+// reports no baton.lost series.
+const RecipeBarrier = "barrier"
 
 // Handle returns the telemetry of a recipe handle on name, or nil when t
 // is nil.
@@ -39,7 +46,7 @@ func (t *T) Handle(recipe, name string) *Handle {
 		t:      t,
 		recipe: recipe,
 		name:   name,
-		leader: recipe == RecipeElection,
+		leader: recipe == RecipeElection || recipe == RecipeLeaderSelector,
 		base:   base,
 		attrs:  metric.WithAttributeSet(attribute.NewSet(base...)),
 		span: []attribute.KeyValue{
@@ -48,7 +55,7 @@ func (t *T) Handle(recipe, name string) *Handle {
 			attribute.String("baton.name", name),
 		},
 	}
-	if t.inst != nil {
+	if t.inst != nil && recipe != RecipeBarrier {
 		// Counters start at zero, so that Prometheus's increase() sees
 		// the first loss of a name (a series born at 1 shows none).
 		for _, r := range []string{ReasonSessionExpired, ReasonSessionLost, ReasonNodeDeleted, ReasonRenewFailed} {
@@ -143,6 +150,19 @@ func (a *Acquire) End(outcome string, token int64, err error) {
 	if a == nil {
 		return
 	}
+	a.end(outcome, token, true, err)
+}
+
+// EndWait records the outcome of a wait that acquires nothing with a token
+// (a barrier passed).
+func (a *Acquire) EndWait(outcome string, err error) {
+	if a == nil {
+		return
+	}
+	a.end(outcome, 0, false, err)
+}
+
+func (a *Acquire) end(outcome string, token int64, hasToken bool, err error) {
 	if i := a.h.t.inst; i != nil {
 		if a.waiting {
 			i.waiting.Add(bg, -1, a.h.attrs)
@@ -157,7 +177,7 @@ func (a *Acquire) End(outcome string, token int64, err error) {
 		if a.position >= 0 {
 			attrs = append(attrs, attribute.Int("baton.position", a.position))
 		}
-		if outcome == OutcomeAcquired {
+		if outcome == OutcomeAcquired && hasToken {
 			attrs = append(attrs, attribute.Int64("baton.token", token))
 		} else if err != nil {
 			a.span.RecordError(err)
