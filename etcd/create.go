@@ -90,6 +90,7 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 			n = baton.Node{Path: key, Seq: resp.Header.Revision, Token: resp.Header.Revision}
 			n.Name = key[len(prefix(dir)):]
 			n.Kind, _ = parseName(n.Name)
+			n.Created = createdOf(n.Name)
 			if f&baton.Ephemeral != 0 {
 				n.Owner = c.id
 			}

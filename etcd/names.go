@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -151,8 +152,13 @@ func (c *conn) reserve(dir, kind string, f baton.Flags) (string, error) {
 	}
 	pfx := prefix(dir)
 	if f&baton.Ephemeral == 0 {
-		// A random UUID, in hex without dashes (parseName's id).
-		id := uuid.New()
+		// A version-7 UUID, in hex without dashes (parseName's id): random
+		// as before, and its first 48 bits carry the creation time
+		// (createdOf).
+		id, err := uuid.NewV7()
+		if err != nil {
+			id = uuid.New()
+		}
 		return pfx + seqName(kind, hex.EncodeToString(id[:])), nil
 	}
 	base := pfx + seqName(kind, c.id)
@@ -182,14 +188,33 @@ func nodeOf(kv *mvccpb.KeyValue) baton.Node {
 	}
 	kind, _ := parseName(name)
 	n := baton.Node{
-		Path:  key,
-		Name:  name,
-		Kind:  kind,
-		Seq:   kv.CreateRevision,
-		Token: kv.CreateRevision,
+		Path:    key,
+		Name:    name,
+		Kind:    kind,
+		Seq:     kv.CreateRevision,
+		Token:   kv.CreateRevision,
+		Created: createdOf(name),
 	}
 	if kv.Lease != 0 {
 		n.Owner = strconv.FormatInt(kv.Lease, 16)
 	}
 	return n
+}
+
+// createdOf is the creation time a persistent sequential node's name
+// carries, or the zero time. etcd keeps no creation time, so baton names
+// these nodes (queue items) <kind>-<id> with a version-7 UUID as id, whose
+// first 48 bits are the creating process's clock in Unix milliseconds. A
+// name with another id (a random version-4 UUID from an older baton, a
+// lease id) has none.
+func createdOf(name string) time.Time {
+	i := strings.IndexByte(name, '-')
+	if i < 0 || len(name)-i-1 != 32 {
+		return time.Time{}
+	}
+	id, err := uuid.Parse(name[i+1:])
+	if err != nil || id.Version() != 7 || id.Variant() != uuid.RFC4122 {
+		return time.Time{}
+	}
+	return time.Unix(id.Time().UnixTime())
 }

@@ -1,12 +1,16 @@
 package etcd
 
 import (
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 
 	"github.com/batonhq/baton"
 )
@@ -78,6 +82,33 @@ func TestParseNameKinds(t *testing.T) {
 	} {
 		if got, _ := parseName(name); got != kind {
 			t.Errorf("parseName(%q) = %q, want %q", name, got, kind)
+		}
+	}
+}
+
+// TestCreatedOf: a queue item's name made by reserve carries its creation
+// time (to the millisecond) and still parses as a queue item; names
+// without a version-7 id (an older baton's random id, a lease id, a
+// literal name) carry none.
+func TestCreatedOf(t *testing.T) {
+	c := &conn{id: "694d7a0f1c4b3e05", reserved: map[string]bool{}}
+	before := time.Now().Truncate(time.Millisecond)
+	key, err := c.reserve("/q", baton.KindQueue, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	name := key[len("/q/"):]
+	if kind, seq := parseName(name); kind != baton.KindQueue || !seq {
+		t.Fatalf("parseName(%q) = %q, %v; want a queue item", name, kind, seq)
+	}
+	if got := createdOf(name); got.Before(before) || got.After(after) {
+		t.Errorf("createdOf(%q) = %v, want in [%v, %v]", name, got, before, after)
+	}
+	v4 := uuid.New()
+	for _, n := range []string{"qn-" + hex.EncodeToString(v4[:]), "694d7a0f1c4b3e05", "latch-694d7a0f1c4b3e05_3", "ready", "qn-", "qn-zz"} {
+		if got := createdOf(n); !got.IsZero() {
+			t.Errorf("createdOf(%q) = %v, want none", n, got)
 		}
 	}
 }
