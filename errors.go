@@ -52,7 +52,8 @@ var (
 	// ErrPermission is satisfied (errors.Is) by every backend's refusal of
 	// credentials or of access: a ZooKeeper ACL that does not grant this
 	// session's identity (NoAuth) or failed authentication, etcd's
-	// authentication and permission errors, Redis's refused credentials.
+	// authentication and permission errors, Redis's refused credentials and
+	// its ACL's refusals of a key, channel or command (NOPERM).
 	ErrPermission = errors.New("baton: permission denied")
 	// ErrEmpty is returned by non-blocking queue reads on an empty queue.
 	ErrEmpty = errors.New("baton: queue empty")

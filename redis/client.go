@@ -141,6 +141,9 @@ func dialOptions(ctx context.Context, opt *goredis.Options, safe string) (*Clien
 		if IsAuthError(err) {
 			return nil, fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w: %w", safe, who, baton.ErrPermission, redact.Error(err, opt.Password))
 		}
+		if err := MapError(err); refused(err) {
+			return nil, fmt.Errorf("redis: %s%s: %w", safe, who, redact.Error(err, opt.Password))
+		}
 		return nil, fmt.Errorf("redis: connect to %s%s: %w", safe, who, redact.Error(err, opt.Password))
 	}
 	c.own, c.url = true, safe

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ type hub struct {
 	mu      sync.Mutex
 	ps      *goredis.PubSub
 	ready   chan struct{} // closed while the subscription is confirmed
+	denial  *denial       // the server's refusal of the subscription, if any
 	waiters map[string]*listener
 	closed  bool
 	quit    chan struct{}
@@ -42,10 +44,17 @@ type listener struct {
 	forward func(payload string)
 }
 
+// denial is a refused subscription: err (wrapping baton.ErrPermission)
+// once done is closed.
+type denial struct {
+	done chan struct{}
+	err  error
+}
+
 func newHub(rc goredis.UniversalClient) *hub {
 	return &hub{
 		rc: rc, name: "baton:wake:" + randomValue(),
-		ready: make(chan struct{}), waiters: map[string]*listener{},
+		ready: make(chan struct{}), denial: &denial{done: make(chan struct{})}, waiters: map[string]*listener{},
 		quit: make(chan struct{}), exited: make(chan struct{}),
 	}
 }
@@ -53,8 +62,10 @@ func newHub(rc goredis.UniversalClient) *hub {
 // listen registers a waiter for value and returns once the hub's channel
 // is subscribed, so that a grant published after the waiter joins a line
 // is never missed. The first call on a Client subscribes (one round
-// trip); later calls do no I/O while the connection is up. Close the
-// listener when done.
+// trip); later calls do no I/O while the connection is up. If the server
+// refuses the subscription (the user's ACL lacks the channel), listen
+// returns that refusal, wrapping baton.ErrPermission, and the next call
+// asks again. Close the listener when done.
 func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 	h.mu.Lock()
 	if h.closed {
@@ -67,15 +78,22 @@ func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 		h.ps = h.rc.Subscribe(context.WithoutCancel(ctx))
 		_ = h.ps.Subscribe(ctx, h.name)
 		go h.run(h.ps)
+	} else if h.denial.err != nil {
+		// Refused before: ask again (the ACL may have changed).
+		h.denial = &denial{done: make(chan struct{})}
+		_ = h.ps.Subscribe(ctx, h.name)
 	}
 	l := &listener{C: make(chan string, 1), value: value, h: h}
 	h.waiters[value] = l
-	ready := h.ready
+	ready, denied := h.ready, h.denial
 	h.mu.Unlock()
 
 	select {
 	case <-ready:
 		return l, nil
+	case <-denied.done:
+		l.Close()
+		return nil, denied.err
 	case <-ctx.Done():
 		l.Close()
 		return nil, ctx.Err()
@@ -149,6 +167,9 @@ func (h *hub) run(ps *goredis.PubSub) {
 		default:
 		}
 		if err != nil {
+			if err := MapError(err); refused(err) {
+				h.refused(err)
+			}
 			h.lostContact()
 			backoff.Reset(delay)
 			delay = min(2*delay, time.Second)
@@ -183,8 +204,21 @@ func (h *hub) confirmed() {
 	default:
 		close(h.ready)
 	}
+	if h.denial.err != nil {
+		h.denial = &denial{done: make(chan struct{})}
+	}
 	for _, l := range h.waiters {
 		l.poke("")
+	}
+}
+
+// refused fails the listen calls waiting for the subscription with err.
+func (h *hub) refused(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.denial.err == nil {
+		h.denial.err = fmt.Errorf("subscribe to %s: %w", h.name, err)
+		close(h.denial.done)
 	}
 }
 

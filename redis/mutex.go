@@ -257,7 +257,7 @@ func runAcquire(ctx context.Context, c *Client, k keys, value string, ttl time.D
 		tok = "1"
 	}
 	g := grant{sent: time.Now()}
-	res, err := acquireScript.Run(ctx, c.rc, k.all(),
+	res, err := c.eval(ctx, acquireScript, k.all(),
 		value, ttl.Milliseconds(), mode, tok, at.entry, at.ticket, c.hub.name, waitLife(ttl).Milliseconds()).Slice()
 	if err != nil {
 		return g, err
@@ -295,7 +295,12 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 	deadline := g.sent.Add(min(g.pttl, m.ttl) - lossMargin(m.ttl))
 	h := newLiveLock(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		sent := time.Now()
-		n, err := extendScript.Run(ctx, m.c.rc, []string{m.k.lock}, value, m.ttl.Milliseconds()).Int64()
+		n, err := m.c.eval(ctx, extendScript, []string{m.k.lock}, value, m.ttl.Milliseconds()).Int64()
+		if refused(err) {
+			// Retrying cannot help: the hold ends now, before its validity
+			// runs out, rather than later for no better reason.
+			return time.Time{}, fmt.Errorf("%w: %s: the renewal was refused: %w", baton.ErrLost, m.k.lock, err)
+		}
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -308,7 +313,7 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 }
 
 func (m *Mutex) release(ctx context.Context, value string, at place) (bool, error) {
-	n, err := releaseScript.Run(ctx, m.c.rc, m.k.all(), value, at.entry, "1").Int64()
+	n, err := m.c.eval(ctx, releaseScript, m.k.all(), value, at.entry, "1").Int64()
 	return n == 1, err
 }
 

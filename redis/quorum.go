@@ -60,7 +60,7 @@ func DialRedlock(ctx context.Context, urls []string) (*Quorum, error) {
 			up++
 			continue
 		}
-		if IsAuthError(err) || !strings.Contains(err.Error(), "connect to") {
+		if IsAuthError(err) || refused(err) || !strings.Contains(err.Error(), "connect to") {
 			closeAll(clients)
 			return nil, err
 		}
@@ -146,7 +146,7 @@ func (n *node) check(ctx context.Context) reply {
 	if n.c.srv.hooked && n.c.srv.known() {
 		return reply{}
 	}
-	info, err := n.c.rc.Info(ctx, "server").Result()
+	info, err := n.c.info(ctx)
 	if err != nil {
 		return reply{err: err}
 	}

@@ -127,11 +127,17 @@ func (r *Redlock) free(ctx context.Context, h *liveLock) error {
 	lost := h.lease.Err()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	r.release(rctx, h.value, nil, r.lines)
+	err := r.release(rctx, h.value, nil, r.lines)
 	r.lines = nil
 	h.end(baton.ErrNotHeld)
 	h.wait()
-	return lost
+	switch {
+	case lost != nil:
+		return lost
+	case err != nil:
+		return fmt.Errorf("redis: redlock unlock %s: %w", r.k.lock, err)
+	}
+	return nil
 }
 
 // Held reports whether this handle holds the lock (its lease is live).
@@ -156,6 +162,7 @@ type tally struct {
 	pttl                              time.Duration // least validity left among grants
 	wait                              time.Duration // least ttl left among other holders (<0: unknown)
 	errs                              []error
+	refusals                          []error // the errs that were refused (baton.ErrPermission)
 }
 
 func (r *Redlock) count(rs []reply) tally {
@@ -164,6 +171,9 @@ func (r *Redlock) count(rs []reply) tally {
 		switch {
 		case x.err != nil:
 			t.errs = append(t.errs, x.err)
+			if refused(x.err) {
+				t.refusals = append(t.refusals, x.err)
+			}
 			if isTimeout(x.err) {
 				t.slow++
 			}
@@ -222,7 +232,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			// SET NX PX alone: an uncontended acquisition costs one command
 			// per master.
 			rs = r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
-				ok, err := nd.c.rc.SetNX(ctx, r.k.lock, value, r.ttl).Result()
+				ok, err := nd.c.setNX(ctx, r.k.lock, value, r.ttl)
 				return reply{g: grant{ok: ok, pttl: r.ttl, sent: start}, err: err}
 			})
 		} else {
@@ -245,6 +255,11 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		if l := r.won(value, t, start); l != nil {
 			r.lines = at
 			return l, nil
+		}
+		if err := r.denied(rs, t.refusals); err != nil {
+			// Asking again cannot help.
+			r.release(ctx, value, nil, at)
+			return nil, fmt.Errorf("redis: redlock %s: %w", r.k.lock, err)
 		}
 		if first && !try && t.reachable >= r.q.majority() && t.granted+t.guarded < r.q.majority() {
 			// Taken elsewhere: join the lines at once, keeping what we got
@@ -320,6 +335,15 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// denied returns an error wrapping the refusals (baton.ErrPermission)
+// when so many masters refused that no majority can agree, else nil.
+func (r *Redlock) denied(rs []reply, refusals []error) error {
+	if len(refusals) <= len(rs)-r.q.majority() {
+		return nil
+	}
+	return fmt.Errorf("refused by %d of %d masters: %w", len(refusals), len(rs), errors.Join(refusals...))
 }
 
 // await waits up to wait for hand-offs. A master's hand-off counts if it
@@ -460,11 +484,13 @@ func isTimeout(err error) bool {
 
 // release gives our value back on the masters in which (all if nil),
 // handing each to the next live waiter in line there, and leaves the
-// lines we are in (at, if not nil).
-func (r *Redlock) release(ctx context.Context, value string, which []bool, at []place) {
+// lines we are in (at, if not nil). It returns an error wrapping
+// baton.ErrPermission when so many masters refused that the lock may
+// stay taken on a majority until its ttl runs out.
+func (r *Redlock) release(ctx context.Context, value string, which []bool, at []place) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	r.q.round(cctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
+	rs := r.q.round(cctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 		i := slices.Index(r.q.nodes, nd)
 		var entry string
 		if at != nil {
@@ -473,18 +499,23 @@ func (r *Redlock) release(ctx context.Context, value string, which []bool, at []
 		if which != nil && !which[i] && entry == "" {
 			return reply{}
 		}
-		n, err := releaseScript.Run(ctx, nd.c.rc, r.k.all(), value, entry, "0").Int64()
+		n, err := nd.c.eval(ctx, releaseScript, r.k.all(), value, entry, "0").Int64()
 		return reply{val: n, err: err}
 	})
+	return r.denied(rs, r.count(rs).refusals)
 }
 
 func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
 	h := newLiveLock(r.k.lock, 0, value, r.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		start := time.Now()
 		rs := r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
-			n, err := extendScript.Run(ctx, nd.c.rc, []string{r.k.lock}, value, r.ttl.Milliseconds()).Int64()
+			n, err := nd.c.eval(ctx, extendScript, []string{r.k.lock}, value, r.ttl.Milliseconds()).Int64()
 			return reply{val: n, err: err}
 		})
+		if err := r.denied(rs, r.count(rs).refusals); err != nil {
+			// Retrying cannot help: the hold ends now.
+			return time.Time{}, fmt.Errorf("%w: %s: the renewal was %w", baton.ErrLost, r.k.lock, err)
+		}
 		ok, gone := 0, 0
 		for _, x := range rs {
 			switch {

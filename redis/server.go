@@ -35,7 +35,7 @@ func (s *server) onConnect(prev func(context.Context, *goredis.Conn) error) func
 		}
 		info, err := cn.Info(ctx, "server").Result()
 		if err != nil {
-			return err
+			return MapError(err)
 		}
 		s.saw(parseInfo(info))
 		return nil

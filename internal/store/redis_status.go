@@ -11,7 +11,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/redact"
+	"github.com/batonhq/baton/redis"
 )
 
 // RedisLock is what one Redis server says about a lock named K (the key
@@ -63,7 +65,7 @@ func InspectRedis(ctx context.Context, u URL, name string, o Options) ([]RedisLo
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		for _, e := range errs {
-			if errors.Is(e, ErrBadTLS) {
+			if errors.Is(e, ErrBadTLS) || errors.Is(e, baton.ErrPermission) {
 				return nil, fmt.Errorf("%s: %w", u, e)
 			}
 		}
@@ -95,7 +97,7 @@ func inspectOne(ctx context.Context, u URL, name string, dial time.Duration, f T
 	tok := pipe.Get(ctx, name+":token")
 	queue := pipe.ZRange(ctx, name+":queue", 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
-		return rl, fmt.Errorf("%s: %w", rl.Server, err)
+		return rl, fmt.Errorf("%s: %w", rl.Server, redis.MapError(err))
 	}
 	rl.Holder, _ = get.Result()
 	rl.Holder = strings.TrimSuffix(rl.Holder, "+")
