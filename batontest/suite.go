@@ -79,6 +79,9 @@ var suite = []struct {
 	{"LockDelay/CancelDuringDelay", testLockDelayCancel},
 	{"LeaderSelector/LossRequeues", testSelectorLossRequeues},
 	{"LeaderSelector/ObserveNoLeaderAndExpiry", testSelectorObserveAndExpiry},
+	{"Group/ViewFollowsMembers", testGroupView},
+	{"Group/MemberRejoinsAfterSessionLoss", testGroupMemberSessionLoss},
+	{"PersistentNode/Recreated", testPersistentNodeRecreated},
 }
 
 // Run runs the whole conformance suite against one backend.

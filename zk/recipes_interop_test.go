@@ -27,9 +27,15 @@ import (
 // recipesPeer compiles testdata/interop/RecipesPeer.java against Debian's
 // jars.
 func recipesPeer(t *testing.T) peer {
+	return javaPeer(t, "RecipesPeer", "Curator and ZooKeeper recipes (javac, libcurator-recipes-java, libzookeeper-java)",
+		"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
+		"zookeeper.jar", "zookeeper-jute.jar", "zookeeper-recipes-queue.jar", "slf4j-nop.jar")
+}
+
+// javaPeer compiles testdata/interop/<class>.java against Debian's jars
+// (in javaDir) and runs it; what names the packages for a missing one.
+func javaPeer(t *testing.T, class, what string, jars ...string) peer {
 	_, err := exec.LookPath("javac")
-	jars := []string{"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
-		"zookeeper.jar", "zookeeper-jute.jar", "zookeeper-recipes-queue.jar", "slf4j-nop.jar"}
 	var cp []string
 	for _, j := range jars {
 		p := filepath.Join(javaDir, j)
@@ -38,15 +44,15 @@ func recipesPeer(t *testing.T) peer {
 		}
 		cp = append(cp, p)
 	}
-	testenv.Require(t, "Curator and ZooKeeper recipes (javac, libcurator-recipes-java, libzookeeper-java)", err)
+	testenv.Require(t, what, err)
 	classes := t.TempDir()
 	classpath := strings.Join(cp, ":")
-	out, err := exec.Command("javac", "-d", classes, "-cp", classpath, filepath.Join("testdata", "interop", "RecipesPeer.java")).CombinedOutput()
+	out, err := exec.Command("javac", "-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-d", classes, "-cp", classpath, filepath.Join("testdata", "interop", class+".java")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
 	return peer{name: "java", cmd: func(ctx context.Context, args ...string) *exec.Cmd {
-		return exec.CommandContext(ctx, "java", append([]string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classes + ":" + classpath, "RecipesPeer"}, args...)...)
+		return exec.CommandContext(ctx, "java", append([]string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classes + ":" + classpath, class}, args...)...)
 	}}
 }
 

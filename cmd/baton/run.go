@@ -110,6 +110,7 @@ func init() {
 		{name: "status", run: (*Main).status, usage: "status [flags] [--json] NAME                         holders and waiters of NAME"},
 		{name: "queue", run: (*Main).queue, usage: "queue put NAME VALUE… | take [--timeout D] NAME | len NAME"},
 		{name: "barrier", run: (*Main).barrier, usage: "barrier set|wait|remove NAME | barrier double -n N NAME [-- CMD]"},
+		{name: "members", run: (*Main).members, usage: "members [flags] [--json] NAME | members NAME --join ID [--data D] -- CMD  list a group; be a member while CMD runs"},
 		{name: "semaphore", run: (*Main).semaphore, usage: "semaphore -n N [flags] NAME -- CMD [ARG…]            run CMD as one of N holders"},
 		{name: "ui", run: (*Main).ui, usage: "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--admin]  a live web page of every recipe instance"},
 		{name: "bench", run: (*Main).bench, usage: "bench [--store URL] [--workload W] [--clients N] [--duration D] [--json]  measure locks on the store"},
