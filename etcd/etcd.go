@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // Option configures Open.
@@ -65,7 +66,7 @@ func Open(ctx context.Context, endpoints []string, opts ...Option) (*baton.Sessi
 	if err != nil {
 		return nil, err
 	}
-	return baton.NewSession(c, baton.WithTelemetry(telemetryOf(opts))), nil
+	return baton.NewSession(c, baton.WithTelemetry(c.tel)), nil
 }
 
 // conn implements baton.Conn on one etcd lease.
@@ -102,7 +103,8 @@ type conn struct {
 	expiryMu sync.Mutex
 	expiry   time.Time // the keepalive loop's loss deadline
 
-	onRenew atomic.Pointer[func(time.Duration)] // telemetry, or nil
+	telemetry.Renewals                 // told of each acknowledged keepalive
+	tel                baton.Telemetry // what the session reports to
 
 	// seen is the highest store revision this session has observed (in a
 	// reply or a watch event). Reads are served at or after it.
@@ -199,6 +201,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		lease:    g.ID,
 		id:       strconv.FormatInt(int64(g.ID), 16),
 		ttl:      time.Duration(g.TTL) * time.Second,
+		tel:      o.telemetry,
 		life:     life,
 		endLife:  endLife,
 		done:     make(chan struct{}),

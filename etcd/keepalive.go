@@ -56,8 +56,8 @@ func (c *conn) keepAlive(sent time.Time) {
 		}
 		switch {
 		case err == nil:
-			if f := c.onRenew.Load(); f != nil {
-				(*f)(time.Until(deadline))
+			if c.Reporting() {
+				c.Renewed(time.Until(deadline))
 			}
 			deadline = t.Add(c.ttl - margin)
 			c.setExpiry(deadline)

@@ -1,32 +1,16 @@
 package etcd
 
-import (
-	"time"
-
-	"github.com/batonhq/baton"
-)
+import "github.com/batonhq/baton"
 
 // WithTelemetry makes the session and its recipes report metrics and
 // spans to t (see baton.Telemetry). Each acknowledged keepalive is a
 // baton.session.renew.slack measurement.
 func WithTelemetry(t baton.Telemetry) Option { return func(o *options) { o.telemetry = t } }
 
-func telemetryOf(opts []Option) baton.Telemetry {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o.telemetry
-}
-
 var (
-	_ baton.Renewer   = (*conn)(nil)
+	_ baton.Renewer   = (*conn)(nil) // telemetry.Renewals, at each acknowledged keepalive
 	_ baton.Backender = (*conn)(nil)
 )
 
 // Backend is "etcd".
 func (c *conn) Backend() string { return "etcd" }
-
-// OnRenew makes f be called at each acknowledged keepalive, with the time
-// that was left before the deadline.
-func (c *conn) OnRenew(f func(slack time.Duration)) { c.onRenew.Store(&f) }

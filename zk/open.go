@@ -63,7 +63,7 @@ func Open(ctx context.Context, servers []string, opts ...Option) (*baton.Session
 	if err != nil {
 		return nil, err
 	}
-	return baton.NewSession(c, baton.WithTelemetry(telemetryOf(opts))), nil
+	return baton.NewSession(c, baton.WithTelemetry(c.tel)), nil
 }
 
 type nopLogger struct{}
@@ -77,7 +77,8 @@ type conn struct {
 	chroot string
 	ttl    time.Duration // granted by the server
 	id     int64
-	acl    []gozk.ACL // of every node we create
+	acl    []gozk.ACL      // of every node we create
+	tel    baton.Telemetry // what the session reports to
 
 	trust trusted // who an existing dir may let delete (WithACL)
 
@@ -126,6 +127,7 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	c := &conn{
 		w:       newWire(o.tls, o.wrap, o.ttl),
 		chroot:  o.chroot,
+		tel:     o.telemetry,
 		acl:     gozk.WorldACL(gozk.PermAll),
 		trust:   newTrusted(&o),
 		done:    make(chan struct{}),

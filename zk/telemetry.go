@@ -12,14 +12,6 @@ import (
 // measurement.
 func WithTelemetry(t baton.Telemetry) Option { return func(o *options) { o.telemetry = t } }
 
-func telemetryOf(opts []Option) baton.Telemetry {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o.telemetry
-}
-
 var (
 	_ baton.Renewer   = (*conn)(nil)
 	_ baton.Backender = (*conn)(nil)
@@ -30,8 +22,4 @@ func (c *conn) Backend() string { return "zk" }
 
 // OnRenew makes f be called at each reply that confirms contact, with the
 // time that was left before the deadline.
-func (c *conn) OnRenew(f func(slack time.Duration)) {
-	c.w.mu.Lock()
-	c.w.onRenew = f
-	c.w.mu.Unlock()
-}
+func (c *conn) OnRenew(f func(slack time.Duration)) { c.w.renewals.OnRenew(f) }

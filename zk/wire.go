@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // ZooKeeper opcodes and special xids the wire tap reads.
@@ -60,7 +62,7 @@ type wire struct {
 	requests atomic.Int64
 	watches  atomic.Int64
 
-	onRenew func(slack time.Duration) // telemetry, or nil; guarded by mu
+	renewals telemetry.Renewals // told of each reply that confirms contact
 	// mine counts deletes this session has sent, by server path, until
 	// the server's notification of each comes back: a holder that watches
 	// its own node is told of its own release, which wakes no waiter and
@@ -320,8 +322,8 @@ func (c *tapConn) confirm() {
 	if t.After(c.w.confirmed) {
 		old := c.w.confirmed
 		c.w.confirmed = t
-		if f := c.w.onRenew; f != nil && !old.IsZero() && c.w.timeout > 0 {
-			f(time.Until(old.Add(limitOf(c.w.timeout))))
+		if c.w.renewals.Reporting() && !old.IsZero() && c.w.timeout > 0 {
+			c.w.renewals.Renewed(time.Until(old.Add(limitOf(c.w.timeout))))
 		}
 	}
 }
