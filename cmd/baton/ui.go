@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,7 @@ import (
 //go:embed ui/index.html
 var uiFiles embed.FS
 
-const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--admin [--audit-log FILE]]\n\n" +
+const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--listen-cert FILE --listen-key FILE] [--admin [--audit-log FILE]]\n\n" +
 	"Serves a live web page of every recipe instance under the prefix (ZooKeeper or etcd): holders\n" +
 	"and waiters in order, identity (host, pid, command; \"foreign\" for a peer's node), fencing\n" +
 	"token, age, TTL left, election value and the warnings `baton status` gives. Changes reach the\n" +
@@ -26,7 +27,9 @@ const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--a
 	"Read-only unless --admin: then the page offers force-release of a holder and removal of a\n" +
 	"waiter (both delete the node; the holder's lease ends with ErrRevoked), each confirmed on the\n" +
 	"page, authenticated with the token in $BATON_UI_TOKEN (required), and written to the audit log\n" +
-	"as one JSON line (who, what, when, token).\n\n" +
+	"as one JSON line (who, what, when, token). --admin on a --listen address that is not loopback\n" +
+	"is refused unless the page is served over HTTPS (--listen-cert and --listen-key): the token\n" +
+	"must not cross a network in clear (behind a TLS proxy, listen on 127.0.0.1).\n\n" +
 	"Exit status: 0 when interrupted; 1 if it cannot listen; 2 for bad usage."
 
 // ui is `baton ui`.
@@ -37,12 +40,29 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	listen := fs.String("listen", "127.0.0.1:8080", "serve the page on `host:port` (port 0 picks a free one)")
 	admin := fs.Bool("admin", false, "offer force-release and waiter removal, authenticated by $BATON_UI_TOKEN")
 	audit := fs.String("audit-log", "", "append admin actions to this `FILE` (default: stderr)")
+	cert := fs.String("listen-cert", "", "serve the page over HTTPS with this certificate PEM `FILE` (with --listen-key)")
+	key := fs.String("listen-key", "", "the --listen-cert certificate's key PEM `FILE`")
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 || argv != nil {
 		return usageErr("ui: unexpected arguments")
+	}
+	if (*cert == "") != (*key == "") {
+		return usageErr("ui: --listen-cert and --listen-key go together")
+	}
+	if *admin && *cert == "" && !loopback(*listen) {
+		return usageErr("ui: --admin on --listen %s, which is not loopback, needs HTTPS (--listen-cert and --listen-key): "+
+			"the admin token must not cross a network in clear; or listen on 127.0.0.1 behind a TLS proxy", *listen)
+	}
+	var tlsCfg *tls.Config
+	if *cert != "" {
+		pair, err := tls.LoadX509KeyPair(*cert, *key)
+		if err != nil {
+			return fmt.Errorf("ui: --listen-cert: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
 	u, err := sf.parse()
 	if err != nil {
@@ -63,8 +83,34 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
-	fmt.Fprintf(m.Stdout, "baton: ui on http://%s/ for %s%s; Ctrl-C stops\n", ln.Addr(), u.String(), ifAdmin(*admin))
+	scheme := "http"
+	if tlsCfg != nil {
+		ln, scheme = tls.NewListener(ln, tlsCfg), "https"
+	}
+	fmt.Fprintf(m.Stdout, "baton: ui on %s://%s/ for %s%s; Ctrl-C stops\n", scheme, ln.Addr(), u.String(), ifAdmin(*admin))
 	return m.serveUI(ctx, ln, h)
+}
+
+// loopback says whether every address listen (host:port) names is a
+// loopback one. An empty host is every interface: not loopback.
+func loopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || host == "" {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
 }
 
 func ifAdmin(admin bool) string {
