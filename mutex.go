@@ -2,6 +2,7 @@ package baton
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/internal/handle"
@@ -19,6 +20,9 @@ import (
 // contenders, so Go and Java services can share one lock path. On etcd the
 // layout is that of the concurrency package (NAME/<lease id>), so
 // `etcdctl lock NAME` contends with it.
+//
+// On one name, a Mutex is a writer to an RWMutex: it waits for the readers
+// and writers queued before it, and they wait for it.
 //
 // A Mutex value is one holder. It is re-entrant: Lock on a Mutex that
 // already holds increments a count and Unlock decrements it. Use one Mutex
@@ -65,6 +69,11 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, true)
 }
 
+// mutexBlockers are the kinds a Mutex waits for: other Mutex contenders,
+// and an RWMutex's readers and writers on the same name, for which a Mutex
+// is a writer (RWMutex counts KindLock nodes as writers).
+var mutexBlockers = []string{KindLock, KindRead, KindWrite}
+
 func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	a := m.tel.StartAcquire(ctx)
 	if a != nil {
@@ -80,9 +89,9 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}
-	me, err := takeTurn(ctx, a, m.s.conn, m.name, KindLock, m.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, a, m.s.conn, m.name, KindLock, m.nodeData(), prevOfKinds(mutexBlockers...), try, func(kids []Node) bool {
 		for _, k := range kids {
-			if k.Kind == KindLock {
+			if slices.Contains(mutexBlockers, k.Kind) {
 				return true
 			}
 		}

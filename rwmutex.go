@@ -20,9 +20,9 @@ import (
 // On ZooKeeper the nodes follow Apache Curator's InterProcessReadWriteMutex
 // layout (_c_<uuid>-__READ__<seq>, _c_<uuid>-__WRIT__<seq>), so Go and Java
 // services can share one lock path. Exclusive lock nodes of other clients
-// on the same path (kazoo's Lock and WriteLock, Curator's and
-// go-zookeeper's mutexes) count as writers; kazoo's ReadLock nodes as
-// readers.
+// on the same path (baton's Mutex, kazoo's Lock and WriteLock, Curator's
+// and go-zookeeper's mutexes) count as writers; kazoo's ReadLock nodes as
+// readers. On every store, baton's Mutex on the same name is a writer.
 //
 // An RWMutex value is one holder, re-entrant in each mode. A handle that
 // holds the write lock may also take the read lock (a downgrade: release the

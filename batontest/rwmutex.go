@@ -3,6 +3,7 @@ package batontest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -379,5 +380,59 @@ func testRWMutexExpiry(t *testing.T, h Harness) {
 	}
 	if !w.Held() || rwNodes(t, h, name) != 1 {
 		t.Fatal("writer should hold alone")
+	}
+}
+
+// A Mutex and an RWMutex on one name are one lock: the Mutex is a writer
+// (`baton lock` beside `baton lock --shared`). It waits for the readers
+// inside, TryLock fails while one holds, and readers wait while it holds.
+func testRWMutexWithMutex(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 4)
+	rs := []*baton.RWMutex{baton.NewRWMutex(ss[0], name), baton.NewRWMutex(ss[1], name)}
+	var inside atomic.Int64
+	for i, r := range rs {
+		if _, err := r.RLock(ctx); err != nil {
+			t.Fatalf("reader %d: %v", i, err)
+		}
+		inside.Add(1)
+	}
+	mu := baton.NewMutex(ss[2], name)
+	if _, err := mu.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("Mutex.TryLock with two readers inside: %v, want ErrLocked", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := mu.Lock(ctx)
+		if err == nil && inside.Load() != 0 {
+			err = fmt.Errorf("Mutex acquired with %d readers inside", inside.Load())
+		}
+		got <- err
+	}()
+	if !waitFor(10*time.Second, func() bool { return kindNodes(t, h, name, baton.KindLock) == 1 }) {
+		t.Fatal("the Mutex never queued")
+	}
+	for i, r := range rs {
+		inside.Add(-1)
+		if err := r.RUnlock(ctx); err != nil {
+			t.Fatalf("reader %d RUnlock: %v", i, err)
+		}
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	r := baton.NewRWMutex(ss[3], name)
+	if _, err := r.TryRLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryRLock while the Mutex holds: %v, want ErrLocked", err)
+	}
+	if err := mu.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.TryRLock(ctx); err != nil {
+		t.Fatalf("TryRLock after the Mutex left: %v", err)
+	}
+	if err := r.RUnlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

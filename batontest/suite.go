@@ -41,6 +41,7 @@ var suite = []struct {
 	{"RWMutex/RUnlockCancelledCtx", testRWMutexRUnlockCancelled},
 	{"RWMutex/WriterNodeDeletedRevokes", testRWMutexRevoked},
 	{"RWMutex/ReaderNodeDeletedRevokes", testRWMutexReaderRevoked},
+	{"RWMutex/MutexIsAWriter", testRWMutexWithMutex},
 	{"Semaphore/TwentyClientsThreePermits", testSemaphoreLimit},
 	{"Semaphore/TryAcquire", testSemaphoreTryAcquire},
 	{"Semaphore/CancelLeavesNothing", testSemaphoreCancel},
