@@ -26,9 +26,12 @@ var (
 	_ Locker = (*redis.Redlock)(nil)
 )
 
-// newLocker returns the lock handle on name for s's kind of store.
-func newLocker(s *store.Store, name string) Locker {
+// newLocker returns the lock handle on name for s's kind of store: with
+// shared, the read side of a baton.RWMutex (session stores only).
+func newLocker(s *store.Store, name string, shared bool) Locker {
 	switch {
+	case shared:
+		return readLocker{baton.NewRWMutex(s.Session, name)}
 	case s.Redis != nil:
 		return redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry))
 	case s.Quorum != nil:
@@ -36,6 +39,17 @@ func newLocker(s *store.Store, name string) Locker {
 	}
 	return baton.NewMutex(s.Session, name)
 }
+
+// readLocker is an RWMutex's read side as a Locker: `baton lock --shared`
+// beside `baton lock` on one name, for which a baton.Mutex is the writer.
+type readLocker struct{ rw *baton.RWMutex }
+
+func (r readLocker) Lock(ctx context.Context) (*baton.Lease, error)    { return r.rw.RLock(ctx) }
+func (r readLocker) TryLock(ctx context.Context) (*baton.Lease, error) { return r.rw.TryRLock(ctx) }
+func (r readLocker) Unlock(ctx context.Context) error                  { return r.rw.RUnlock(ctx) }
+
+// Name is the lock's name (MultiLock orders its parts by it).
+func (r readLocker) Name() string { return r.rw.Name() }
 
 // acquired is one acquisition of a lock-like recipe.
 type acquired struct {
@@ -52,8 +66,8 @@ func (h acquired) unlock() {
 
 // lockOn acquires name on s; with try, only if it is free (else an error
 // wrapping baton.ErrLocked).
-func lockOn(ctx context.Context, s *store.Store, name string, try bool) (acquired, error) {
-	lk := newLocker(s, name)
+func lockOn(ctx context.Context, s *store.Store, name string, try, shared bool) (acquired, error) {
+	lk := newLocker(s, name, shared)
 	acquire := lk.Lock
 	if try {
 		acquire = lk.TryLock
@@ -74,8 +88,9 @@ func lockOn(ctx context.Context, s *store.Store, name string, try bool) (acquire
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--kill-after 10s] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--kill-after 10s] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
+	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain `baton lock` (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	pos, argv, err := parseArgs(fs, args)
@@ -84,8 +99,11 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	}
 	// Several NAMEs only before "--": without it, words after NAME are a
 	// forgotten "--" (oneName says so), as in flock's "flock FILE CMD".
+	if *shared {
+		sf.verb = "lock --shared" // the identity status shows
+	}
 	if len(pos) > 1 && argv != nil {
-		return m.lockMany(ctx, &sf, pos, argv, *try, *timeout, *killAfter)
+		return m.lockMany(ctx, &sf, pos, argv, *try, *shared, *timeout, *killAfter)
 	}
 	name, err := oneName(fs, pos)
 	if err != nil {
@@ -104,12 +122,12 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	sigs := catchSignals()
 	defer sigs.stop()
 
-	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, &sf) })
+	s, err := m.openFor(ctx, sigs, &sf, sharedNeeds(*shared))
 	if err != nil {
 		return err
 	}
 	defer closeStore(s)
-	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) { return lockOn(ctx, s, name, *try) })
+	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) { return lockOn(ctx, s, name, *try, *shared) })
 	if err != nil {
 		if *try && errors.Is(err, baton.ErrLocked) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not free (--try): %w", name, err))
@@ -122,4 +140,13 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	defer h.unlock()
 	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
 	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, *killAfter)
+}
+
+// sharedNeeds is what openFor insists on for `lock` with or without
+// --shared: a read lock needs a session store (Redis has no RWMutex).
+func sharedNeeds(shared bool) string {
+	if shared {
+		return "lock --shared (a read lock)"
+	}
+	return ""
 }

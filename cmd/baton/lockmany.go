@@ -17,7 +17,7 @@ import (
 // gets BATON_LOCK (the names in lock order, space-separated), BATON_TOKEN
 // (the first lock's fencing token) and BATON_TOKENS (every lock's token,
 // space-separated, in the order of BATON_LOCK).
-func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []string, try bool, timeout, killAfter time.Duration) error {
+func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []string, try, shared bool, timeout, killAfter time.Duration) error {
 	for _, n := range names {
 		if err := checkName(n); err != nil {
 			return err
@@ -39,13 +39,13 @@ func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []strin
 	sf.name = names[0]
 	sigs := catchSignals()
 	defer sigs.stop()
-	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, sf) })
+	s, err := m.openFor(ctx, sigs, sf, sharedNeeds(shared))
 	if err != nil {
 		return err
 	}
 	defer closeStore(s)
 	what := strings.Join(names, " ")
-	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (acquired, error) { return lockAll(ctx, s, names) })
+	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (acquired, error) { return lockAll(ctx, s, names, shared) })
 	if err != nil {
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v", what, timeout))
@@ -62,11 +62,11 @@ func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []strin
 }
 
 // lockAll takes every name on s as one baton.MultiLock.
-func lockAll(ctx context.Context, s *store.Store, names []string) (acquired, error) {
+func lockAll(ctx context.Context, s *store.Store, names []string, shared bool) (acquired, error) {
 	ls := make([]baton.Locker, len(names))
 	var exps []baton.Expirer
 	for i, n := range names {
-		lk := newLocker(s, n)
+		lk := newLocker(s, n, shared)
 		ls[i] = lk
 		if e, ok := lk.(baton.Expirer); ok {
 			exps = append(exps, e)

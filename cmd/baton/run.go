@@ -105,7 +105,7 @@ func init() {
 		{name: "serve", run: (*Main).serve, usage: "serve [--data-dir DIR] [--listen 127.0.0.1:2379]     run an embedded etcd\n" +
 			"        [--tls-cert F --tls-key F [--tls-client-ca F]] [--auth]  TLS (etcds://); auth as root, password $BATON_AUTH_PASSWORD\n" +
 			"        [--name N --initial-cluster N=h:p,… | --cluster FILE | --join URL]  a member of a cluster; serve members lists them"},
-		{name: "lock", run: (*Main).lock, usage: "lock [flags] [--try] NAME [-- CMD [ARG…]]            run CMD holding lock NAME"},
+		{name: "lock", run: (*Main).lock, usage: "lock [flags] [--try] [--shared] NAME [-- CMD [ARG…]] run CMD holding lock NAME (--shared: read lock)"},
 		{name: "elect", run: (*Main).elect, usage: "elect [flags] NAME [--value V] -- CMD [ARG…]         run CMD only while leader; --observe to watch"},
 		{name: "status", run: (*Main).status, usage: "status [flags] [--json] NAME                         holders and waiters of NAME"},
 		{name: "queue", run: (*Main).queue, usage: "queue put NAME VALUE… | take [--timeout D] NAME | len NAME"},
