@@ -10,6 +10,7 @@ require (
 	github.com/batonhq/baton v0.0.0-00010101000000-000000000000
 	github.com/batonhq/baton/etcd/embedded v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.22.1
+	github.com/creack/pty v1.1.24
 	github.com/prometheus/client_golang v1.24.1
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3

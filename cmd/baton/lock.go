@@ -88,11 +88,12 @@ func lockOn(ctx context.Context, s *store.Store, name string, try, shared bool) 
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--kill-after 10s] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--kill-after 10s] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
 	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain `baton lock` (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
+	retry, verbose := waitFlags(fs)
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -103,7 +104,8 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		sf.verb = "lock --shared" // the identity status shows
 	}
 	if len(pos) > 1 && argv != nil {
-		return m.lockMany(ctx, &sf, pos, argv, *try, *shared, *timeout, *killAfter)
+		l := &line{sf: &sf, names: pos, retry: *retry, verbose: *verbose}
+		return m.lockMany(ctx, l, argv, *try, *shared, *timeout, *killAfter)
 	}
 	name, err := oneName(fs, pos)
 	if err != nil {
@@ -122,12 +124,19 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	sigs := catchSignals()
 	defer sigs.stop()
 
-	s, err := m.openFor(ctx, sigs, &sf, sharedNeeds(*shared))
-	if err != nil {
+	l := &line{sf: &sf, what: "lock " + name, names: []string{name}, retry: *retry, verbose: *verbose}
+	if *try {
+		l.retry = 0 // --try answers at once, outage or not
+	}
+	if err := m.openLine(ctx, sigs, l, sharedNeeds(*shared)); err != nil {
 		return err
 	}
-	defer closeStore(s)
-	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) { return lockOn(ctx, s, name, *try, *shared) })
+	defer l.close()
+	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) {
+		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) {
+			return lockOn(ctx, s, name, *try, *shared)
+		})
+	})
 	if err != nil {
 		if *try && errors.Is(err, baton.ErrLocked) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not free (--try): %w", name, err))
@@ -138,6 +147,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		return wrapExit(err, "lock %s", name)
 	}
 	defer h.unlock()
+	l.held(h.expiry)
 	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
 	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, *killAfter)
 }
@@ -149,4 +159,12 @@ func sharedNeeds(shared bool) string {
 		return "lock --shared (a read lock)"
 	}
 	return ""
+}
+
+// waitFlags adds --retry and -v, the flags of a command that waits in
+// line.
+func waitFlags(fs *flagSet) (retry *time.Duration, verbose *bool) {
+	retry = fs.Duration("retry", defaultRetry, "after losing its place in line while waiting (a store outage, a session that ended), rejoin the line, at its end, as long as failures have not gone on this long in a row; 0: exit 1 at once")
+	verbose = fs.Bool("v", false, "show the wait in line (position, holder) even when stderr is not a terminal, and each session renewal")
+	return retry, verbose
 }

@@ -17,7 +17,8 @@ import (
 // gets BATON_LOCK (the names in lock order, space-separated), BATON_TOKEN
 // (the first lock's fencing token) and BATON_TOKENS (every lock's token,
 // space-separated, in the order of BATON_LOCK).
-func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []string, try, shared bool, timeout, killAfter time.Duration) error {
+func (m *Main) lockMany(ctx context.Context, l *line, argv []string, try, shared bool, timeout, killAfter time.Duration) error {
+	sf, names := l.sf, l.names
 	for _, n := range names {
 		if err := checkName(n); err != nil {
 			return err
@@ -39,13 +40,15 @@ func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []strin
 	sf.name = names[0]
 	sigs := catchSignals()
 	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, sf, sharedNeeds(shared))
-	if err != nil {
+	what := strings.Join(names, " ")
+	l.what = "lock " + what
+	if err := m.openLine(ctx, sigs, l, sharedNeeds(shared)); err != nil {
 		return err
 	}
-	defer closeStore(s)
-	what := strings.Join(names, " ")
-	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (acquired, error) { return lockAll(ctx, s, names, shared) })
+	defer l.close()
+	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (acquired, error) {
+		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) { return lockAll(ctx, s, names, shared) })
+	})
 	if err != nil {
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v", what, timeout))
@@ -53,6 +56,7 @@ func (m *Main) lockMany(ctx context.Context, sf *storeFlags, names, argv []strin
 		return wrapExit(err, "lock %s", what)
 	}
 	defer h.unlock()
+	l.held(h.expiry)
 	var tokens []string
 	for _, t := range h.lease.Tokens() {
 		tokens = append(tokens, strconv.FormatInt(t, 10))

@@ -43,6 +43,7 @@ type Server struct {
 	dir    string
 	cmd    *exec.Cmd
 	log    *os.File
+	args   []string // java's, to restart it
 
 	ownDir bool // remove dir's parent on Stop (shared server)
 
@@ -200,25 +201,60 @@ func startOnce(dir string, attempt int, c config) (*Server, error) {
 	}
 	args = append(args, c.jvmFlags()...)
 	args = append(args, "-cp", classpath, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
-	cmd := exec.Command("java", args...)
-	cmd.Dir = run
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	s := &Server{addr: addr, secure: secure, dir: run, log: logf, args: args}
+	if err := s.launch(); err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("start java: %w", err)
+		return nil, err
 	}
-	s := &Server{addr: addr, secure: secure, dir: run, cmd: cmd, log: logf, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(s.exited)
-	}()
 	if err := s.waitReady(startTimeout); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("server on %s did not start: %w\n%s", addr, err, s.logTail())
 	}
 	return s, nil
+}
+
+// launch starts the server's JVM.
+func (s *Server) launch() error {
+	cmd := exec.Command("java", s.args...)
+	cmd.Dir = s.dir
+	cmd.Stdout = s.log
+	cmd.Stderr = s.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start java: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	s.cmd, s.exited = cmd, exited
+	return nil
+}
+
+// Restart kills the server (SIGKILL, as a crash) and starts it again on
+// the same port and data directory, after down (0: at once), and waits
+// until it serves. Sessions survive as on a real server: those whose
+// clients reconnect within their timeout go on. Not for the Shared server.
+func (s *Server) Restart(down time.Duration) error {
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.exited
+	if down > 0 {
+		<-time.After(down)
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = s.launch(); err != nil {
+			return err
+		}
+		if err = s.waitReady(startTimeout); err == nil {
+			return nil
+		}
+		// The port may linger a moment after the kill: try again.
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.exited
+	}
+	return fmt.Errorf("server on %s did not restart: %w\n%s", s.addr, err, s.logTail())
 }
 
 func (s *Server) waitReady(limit time.Duration) error {

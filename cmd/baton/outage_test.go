@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/etcd/embedded"
+	"github.com/batonhq/baton/internal/zktest"
+)
+
+// outageRuns is how many times TestWaiterSurvivesOutage restarts each
+// store under a waiter.
+const outageRuns = 6
+
+// A waiter that holds nothing survives a short store outage (the server
+// killed and restarted): it acquires once the holder releases. In even
+// runs the server comes back at once, and the waiter's session may ride
+// through; in odd runs it stays down longer than the waiter's TTL, so the
+// waiter loses its session and place for sure: it must say so, open a new
+// session and rejoin the line. The holder, whose session outlives the
+// outage, keeps the lock meanwhile.
+func TestWaiterSurvivesOutage(t *testing.T) {
+	t.Parallel()
+	stores := []struct {
+		name  string
+		start func(t *testing.T) (url string, restart func(down time.Duration) error)
+	}{
+		{"zk", func(t *testing.T) (string, func(time.Duration) error) {
+			s := zktest.Start(t)
+			return "zk://" + s.Addr(), s.Restart
+		}},
+		{"etcd", func(t *testing.T) (string, func(time.Duration) error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			s, err := embedded.Start(ctx, embedded.Config{DataDir: t.TempDir(), Fast: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return "etcd://" + s.Addr(), func(down time.Duration) error {
+				s.Stop()
+				<-time.After(down) // the outage
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				return s.Restart(ctx)
+			}
+		}},
+	}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			u, restart := st.start(t)
+			e := env("BATON_STORE=" + u)
+			for i := range outageRuns {
+				name := fmt.Sprintf("/outage%d", i)
+				long := i%2 == 1
+				holder := start(t, e, "lock", "--ttl", "20s", name)
+				holder.waitOutput("BATON_TOKEN=", 20*time.Second)
+				ttl, down := "20s", time.Duration(0)
+				if long {
+					ttl, down = "1s", 2*time.Second
+				}
+				waiter := start(t, e, "lock", "--ttl", ttl, name, "--", "echo", "acquired")
+				waitReport(t, e, name, "the waiter queued", counts(1, 1))
+				if err := restart(down); err != nil {
+					t.Fatal(err)
+				}
+				if long {
+					waitStderr(t, waiter, "lost its place in line")
+				}
+				// The waiter is back in line (rejoined, or its node kept;
+				// a lost session's node gone), and the holder still holds.
+				waitReport(t, e, name, "the waiter in line after the restart", counts(1, 1))
+				select {
+				case <-waiter.done:
+					t.Fatalf("run %d: the waiter exited %d during the outage; stderr %q", i, waiter.code, waiter.stderr.String())
+				default:
+				}
+				holder.signal(syscall.SIGINT)
+				if code := holder.wait(20 * time.Second); code != 0 {
+					t.Fatalf("run %d: holder exit %d, stderr %q", i, code, holder.stderr.String())
+				}
+				if code := waiter.wait(30 * time.Second); code != 0 || waiter.stdout.String() != "acquired\n" {
+					t.Fatalf("run %d: waiter exit %d, stdout %q, stderr %q", i, code, waiter.stdout.String(), waiter.stderr.String())
+				}
+				t.Logf("run %d: waiter stderr %q", i, strings.TrimSpace(waiter.stderr.String()))
+			}
+		})
+	}
+}
+
+// waitStderr waits up to 30 s until p's stderr contains want.
+func waitStderr(t *testing.T, p *proc, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(p.stderr.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("baton %v never printed %q on stderr: %q", p.cmd.Args[1:], want, p.stderr.String())
+		}
+		<-time.After(10 * time.Millisecond) // poll interval
+	}
+}
