@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
 )
@@ -136,6 +137,7 @@ func TestInteropRecipes(t *testing.T) {
 	t.Run("Barrier", func(t *testing.T) { testInteropBarrier(t, p) })
 	t.Run("DoubleBarrier", func(t *testing.T) { testInteropDoubleBarrier(t, p) })
 	t.Run("Queue", func(t *testing.T) { testInteropQueue(t, p) })
+	t.Run("CuratorQueueFlagged", func(t *testing.T) { testInteropCuratorQueue(t, p) })
 }
 
 func testInteropRWMutex(t *testing.T, p peer) {
@@ -382,5 +384,53 @@ func testInteropQueue(t *testing.T, p peer) {
 	j.expect(t, ctx, "poll", "empty")
 	if _, err := q.Poll(ctx); !errors.Is(err, baton.ErrEmpty) {
 		t.Fatalf("Poll: %v, want ErrEmpty", err)
+	}
+}
+
+// testInteropCuratorQueue: Curator's own DistributedQueue keeps its items
+// as queue-<seq>, which neither baton's Queue nor Curator's sees of the
+// other: status flags the name, and each side takes only its own items.
+func testInteropCuratorQueue(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	s := openT(t, 0)
+	q := baton.NewQueue(s, path)
+	j := startJava(t, ctx, p, "cqueue", path, 1)
+	for _, v := range []string{"c1", "c2"} {
+		j.expect(t, ctx, "put "+v, "ok")
+	}
+	if err := q.Put(ctx, []byte("ours")); err != nil {
+		t.Fatal(err)
+	}
+	r := statusOf(t, ctx, s, path)
+	if !hasWarning(r, layout.WarnCuratorQueue) || r.Items != 3 || len(r.Entries) != 3 {
+		t.Fatalf("status of the mixed queue: %+v", r)
+	}
+	for _, e := range r.Entries[:2] {
+		if e.Recipe != layout.RecipeCuratorQueue || e.Role != layout.RoleItem || e.Peer != layout.PeerCurator || len(e.Flags) != 0 {
+			t.Fatalf("Curator's item in status: %+v", e)
+		}
+	}
+	if e := r.Entries[2]; e.Recipe != layout.RecipeQueue || e.Role != layout.RoleItem {
+		t.Fatalf("our item in status: %+v", e)
+	}
+	if v, err := q.Poll(ctx); err != nil || string(v) != "ours" {
+		t.Fatalf("Poll: %q %v, want ours", v, err)
+	}
+	if v, err := q.Poll(ctx); !errors.Is(err, baton.ErrEmpty) {
+		t.Fatalf("Poll: %q %v, want ErrEmpty (Curator's items are not ours)", v, err)
+	}
+	// Curator's consumer takes its own items only.
+	if err := q.Put(ctx, []byte("ours2")); err != nil {
+		t.Fatal(err)
+	}
+	c := startJava(t, ctx, p, "cqueue", path, 2)
+	for _, want := range []string{"took c1", "took c2"} {
+		if l := c.line(t, ctx); l != want {
+			t.Fatalf("Curator's consumer: %q, want %q", l, want)
+		}
+	}
+	if v, err := q.Poll(ctx); err != nil || string(v) != "ours2" {
+		t.Fatalf("Poll after Curator's consumer ran: %q %v, want ours2", v, err)
 	}
 }

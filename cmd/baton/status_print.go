@@ -74,7 +74,7 @@ func summary(r layout.Report) string {
 			if r.Permits > 0 {
 				rc += fmt.Sprintf(" of %d", r.Permits)
 			}
-		case layout.RecipeQueue, layout.RecipeReliableQueue, layout.RecipeKazooQueue, layout.RecipeKazooLocking:
+		case layout.RecipeQueue, layout.RecipeReliableQueue, layout.RecipeKazooQueue, layout.RecipeKazooLocking, layout.RecipeCuratorQueue:
 			rc += fmt.Sprintf(" (%d items", r.Items)
 			if r.Claimed > 0 {
 				rc += fmt.Sprintf(", %d claimed", r.Claimed)

@@ -22,6 +22,7 @@ var (
 	uuidName    = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 	kazooHex    = regexp.MustCompile(`^[0-9a-f]{32}$`)
 	kazooEntry  = regexp.MustCompile(`^entry-\d{3}-\d{10}$`)
+	curatorItem = regexp.MustCompile(`^queue-\d{10}$`)
 	kazooLockRe = regexp.MustCompile(`__r?lock__-?\d{10}$`)
 )
 
@@ -30,6 +31,7 @@ const (
 	WarnLeaderSelector = "unsafe: lock- nodes among latch- candidates: Curator's LeaderSelector (an InterProcessMutex) and kazoo's Election order only their own lock nodes, so they lead beside a LeaderLatch or baton Election leader; do not mix them on one name"
 	WarnKazooSemaphore = "unsafe: kazoo Semaphore layout (NAME/<hex> leases, NAME-__lock__): baton's Semaphore refuses this name, and kazoo counts the locks and leases directories of baton's and Curator's semaphores as leases held; use one of them per name"
 	WarnKazooQueue     = "kazoo Queue items (entry-…): baton's Queue ignores them, and kazoo takes baton's qn- items only after all of its own, so order across producers is lost; use one client's queue per name"
+	WarnCuratorQueue   = "Curator DistributedQueue items (queue-…): baton's Queue and ZooKeeper's DistributedQueue (qn- items) ignore them, and Curator's queue ignores theirs; use one client's queue per name"
 	WarnKazooLocking   = "kazoo LockingQueue layout (NAME/entries, NAME/taken): baton's queues never see its items, nor it theirs; use one client's queue per name"
 	WarnEtcdRWMutex    = "etcd recipes RWMutex layout (NAME/read/…, NAME/write/…): baton's RWMutex keeps its nodes directly under NAME, so neither sees the other; use one of them per name"
 	WarnEtcdDouble     = "etcd recipes DoubleBarrier layout (NAME/waiters/…): baton's DoubleBarrier counts participants directly under NAME, so neither counts the other's; use one of them per name"
@@ -166,6 +168,10 @@ func (d *describer) root() {
 		case k.Kind == baton.KindQueue:
 			e.Recipe, e.Role = RecipeQueue, RoleItem
 			d.rep.Items++
+		case zk && curatorItem.MatchString(k.Name):
+			e.Recipe, e.Role, e.Peer = RecipeCuratorQueue, RoleItem, PeerCurator
+			d.rep.Items++
+			d.warn(WarnCuratorQueue)
 		case zk && kazooEntry.MatchString(k.Name):
 			e.Recipe, e.Role, e.Peer = RecipeKazooQueue, RoleItem, PeerKazoo
 			d.rep.Items++
@@ -403,7 +409,7 @@ func (d *describer) peerOf(k Child) string {
 	switch d.l.Store {
 	case StoreZooKeeper:
 		switch {
-		case strings.HasPrefix(k.Name, "_c_"):
+		case strings.HasPrefix(k.Name, "_c_"), curatorItem.MatchString(k.Name):
 			return PeerCurator
 		case kazooLockRe.MatchString(k.Name), kazooEntry.MatchString(k.Name):
 			return PeerKazoo

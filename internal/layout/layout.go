@@ -39,6 +39,7 @@ const (
 	RecipeReliableQueue  = "reliable-queue"
 	RecipeKazooSemaphore = "kazoo-semaphore"
 	RecipeKazooQueue     = "kazoo-queue"
+	RecipeCuratorQueue   = "curator-queue"
 	RecipeKazooLocking   = "kazoo-locking-queue"
 	RecipeEtcdRWMutex    = "etcd-recipes-rwmutex"
 	RecipeEtcdDouble     = "etcd-recipes-double-barrier"

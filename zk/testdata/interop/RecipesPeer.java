@@ -9,7 +9,9 @@
 //   selector:  start resign                   (LeaderSelector; prints "leader" when it leads)
 //   double:    enter leave                    (N participants)
 //   barrier:   set remove wait try
-//   queue:     put DATA take poll
+//   queue:     put DATA take poll                (ZooKeeper's DistributedQueue, qn- items)
+//   cqueue:    put DATA                          (Curator's DistributedQueue, queue- items;
+//                                                 with N > 1 it also consumes: "took DATA")
 // and "nodes" (children of PATH, comma-separated) and "quit" everywhere.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -27,6 +29,10 @@ import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.queue.QueueBuilder;
+import org.apache.curator.framework.recipes.queue.QueueConsumer;
+import org.apache.curator.framework.recipes.queue.QueueSerializer;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.recipes.queue.DistributedQueue;
@@ -57,6 +63,19 @@ public class RecipesPeer {
         DistributedDoubleBarrier dbl = new DistributedDoubleBarrier(c, path, n);
         DistributedBarrier bar = new DistributedBarrier(c, path);
         DistributedQueue q = new DistributedQueue(c.getZookeeperClient().getZooKeeper(), path, ZooDefs.Ids.OPEN_ACL_UNSAFE);
+        org.apache.curator.framework.recipes.queue.DistributedQueue<String> cq = null;
+        if (recipe.equals("cqueue")) {
+            QueueConsumer<String> consumer = n < 2 ? null : new QueueConsumer<String>() {
+                public void consumeMessage(String m) { say("took " + m); }
+                public void stateChanged(CuratorFramework f, ConnectionState st) {}
+            };
+            QueueSerializer<String> ser = new QueueSerializer<String>() {
+                public byte[] serialize(String v) { return v.getBytes(java.nio.charset.StandardCharsets.UTF_8); }
+                public String deserialize(byte[] b) { return new String(b, java.nio.charset.StandardCharsets.UTF_8); }
+            };
+            cq = QueueBuilder.builder(c, consumer, ser, path).putInBackground(false).buildQueue();
+            cq.start();
+        }
         say("ready");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = in.readLine()) != null; ) {
@@ -87,6 +106,7 @@ public class RecipesPeer {
                 case "queue put": say(q.offer(w[1].getBytes("UTF-8")) ? "ok" : "failed"); break;
                 case "queue take": say(new String(q.take(), "UTF-8")); break;
                 case "queue poll": { byte[] b = q.poll(); say(b == null ? "empty" : new String(b, "UTF-8")); break; }
+                case "cqueue put": cq.put(w[1]); say("ok"); break;
                 default:
                     if (w[0].equals("nodes")) {
                         List<String> kids = c.getChildren().forPath(w.length > 1 ? w[1] : path);
