@@ -85,3 +85,21 @@ func checkAuth(ctx context.Context, cli *clientv3.Client) error {
 	}
 	return nil
 }
+
+// authOff reports whether the server says its authentication is off.
+// A server that cannot say (before 3.5, or an error) counts as on.
+func authOff(ctx context.Context, cli *clientv3.Client) bool {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	st, err := cli.AuthStatus(ctx)
+	return err == nil && !st.Enabled
+}
+
+// CredentialsIgnored reports whether s was opened (by Open, with
+// WithAuth) on a server whose authentication is off: the server checked
+// neither the user nor the password, and every client may do what s
+// does. The command line warns about it.
+func CredentialsIgnored(s *baton.Session) bool {
+	c, ok := s.Conn().(*conn)
+	return ok && c.credsIgnored
+}

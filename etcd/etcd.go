@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/telemetry"
@@ -112,6 +113,10 @@ type conn struct {
 
 	// oldWatch is set for servers before 3.6 (see armGone).
 	oldWatch bool
+
+	// credsIgnored is set when WithAuth's credentials went to a server
+	// with authentication off (CredentialsIgnored).
+	credsIgnored bool
 }
 
 var (
@@ -130,6 +135,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 	}
 	secs := int64((o.ttl + time.Second - 1) / time.Second)
 	cli, own := o.client, false
+	var watch *dialWatch
 	if cli == nil {
 		if o.tls != nil {
 			for _, ep := range endpoints {
@@ -152,6 +158,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 				return nil, err
 			}
 		}
+		watch = &dialWatch{plain: o.tls == nil}
 		var err error
 		cli, err = clientv3.New(clientv3.Config{
 			Endpoints:            endpoints,
@@ -163,9 +170,10 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 			Username:             o.user,
 			Password:             o.password,
 			TLS:                  o.tls,
+			DialOptions:          []grpc.DialOption{grpc.WithContextDialer(watch.dial)},
 		})
 		if err != nil {
-			return nil, dialError(endpoints, o.user, o.password, err)
+			return nil, dialError(endpoints, o.user, o.password, watch.explain(err))
 		}
 		own = true
 	}
@@ -179,13 +187,16 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 	// name as the user name of requests without a password.
 	if own && o.user == "" && (o.tls == nil || len(o.tls.Certificates) == 0 && o.tls.GetClientCertificate == nil) {
 		if err := checkAuth(ctx, cli); err != nil {
-			return fail(err)
+			return fail(watch.explain(err))
 		}
 	}
+	// Credentials given to a server with authentication off are
+	// accepted without a word by the client: remember it, to say so.
+	ignored := own && o.user != "" && authOff(ctx, cli)
 	g, err := cli.Grant(ctx, secs)
 	sent := time.Now()
 	if err != nil {
-		return fail(grantError(err))
+		return fail(grantError(watch.explain(err)))
 	}
 	if g.TTL != secs {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)
@@ -196,19 +207,20 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 	}
 	life, endLife := context.WithCancel(context.Background())
 	c := &conn{
-		cli:      cli,
-		ownCli:   own,
-		lease:    g.ID,
-		id:       strconv.FormatInt(int64(g.ID), 16),
-		ttl:      time.Duration(g.TTL) * time.Second,
-		tel:      o.telemetry,
-		life:     life,
-		endLife:  endLife,
-		done:     make(chan struct{}),
-		kaDone:   make(chan struct{}),
-		reserved: map[string]bool{},
-		gone:     map[string]*goneCache{},
-		holds:    map[string]*keyWatch{},
+		cli:          cli,
+		ownCli:       own,
+		lease:        g.ID,
+		id:           strconv.FormatInt(int64(g.ID), 16),
+		ttl:          time.Duration(g.TTL) * time.Second,
+		tel:          o.telemetry,
+		life:         life,
+		endLife:      endLife,
+		done:         make(chan struct{}),
+		kaDone:       make(chan struct{}),
+		reserved:     map[string]bool{},
+		credsIgnored: ignored,
+		gone:         map[string]*goneCache{},
+		holds:        map[string]*keyWatch{},
 	}
 	c.oldWatch = oldWatchServer(ctx, cli)
 	c.setExpiry(sent.Add(c.ttl - c.ttl/10))

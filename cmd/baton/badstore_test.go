@@ -43,7 +43,8 @@ func TestBadStores(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"refused", []string{"lock", "--store", "etcd://" + dead, "--dial-timeout", "1s", "x", "--", "true"}, "cannot reach store etcd://" + dead + " within 1s"},
+		{"refused", []string{"lock", "--store", "etcd://" + dead, "--dial-timeout", "1s", "x", "--", "true"}, "cannot reach store etcd://" + dead + " within 1s: etcd: grant lease: context deadline exceeded (last connection error: dial tcp " + dead + ": connect: connection refused)"},
+		{"refused with credentials", []string{"lock", "--store", "etcd://u:hunter2@" + dead, "--dial-timeout", "1s", "x", "--", "true"}, "(last connection error: dial tcp " + dead + ": connect: connection refused)"},
 		{"blackholed", []string{"status", "--store", "etcd://" + hole.Addr(), "--dial-timeout", "1s", "x"}, "cannot reach store"},
 		{"zk refused", []string{"lock", "--store", "zk://" + dead, "--dial-timeout", "1s", "/x", "--", "true"}, "cannot reach store zk://" + dead},
 		{"zk blackholed", []string{"status", "--store", "zk://" + hole.Addr(), "--dial-timeout", "1s", "/x"}, "cannot reach store"},

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/store"
 )
 
@@ -234,6 +235,9 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if u.User != "" && s.Session != nil && etcd.CredentialsIgnored(s.Session) {
+		fmt.Fprintf(m.Stderr, "baton: warning: %s has authentication off: the user and password were not checked, and any client may take these locks\n", u)
 	}
 	if s.Session != nil && sf.verb != "" {
 		// The identity written into our nodes says what holds them

@@ -56,7 +56,7 @@ func TestServeTLSAuth(t *testing.T) {
 		{"wrong password", wrong, "authentication to [https://" + addr + "] as user root failed"},
 		{"no password", anonymous, "not allowed (check the credentials and the user's roles): permission denied: etcdserver: permission denied"},
 		{"certificate of another CA", strangerCert, "refused the TLS connection"},
-		{"plain etcd:// to a TLS server", plain, "cannot reach store etcd://root:xxxxx@" + addr},
+		{"plain etcd:// to a TLS server", plain, "cannot reach store etcd://root:xxxxx@" + addr + " within 2s: etcd: dial [http://" + addr + "] as user root: context deadline exceeded (last connection error: the server at " + addr + " closed the connection before answering (is it an etcd client port, and does it want TLS?)"},
 	} {
 		code := tc.p.wait(60 * time.Second)
 		checkOneLine(t, tc.name, tc.p.stderr.String(), code, tc.want)
