@@ -62,7 +62,17 @@ func (b *Barrier) Remove(ctx context.Context) error {
 	return b.s.conn.Delete(ctx, n)
 }
 
-// Wait returns nil once the barrier is down (at once if it is not up). If
+// IsSet reports whether the barrier is up (its node exists).
+func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
+	_, _, err := b.s.conn.Get(ctx, b.name)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Wait returns nil once the barrier is down (at once if it is not up, as
+// Curator's DistributedBarrier does: IsSet tells the two apart). If
 // ctx ends first it returns ctx.Err(); if the session is lost, an error
 // satisfying IsSessionGone. It watches the barrier node alone.
 func (b *Barrier) Wait(ctx context.Context) (err error) {

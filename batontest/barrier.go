@@ -19,8 +19,14 @@ func testBarrierWait(t *testing.T, h Harness) {
 	const clients = 10
 	ss := sessions(t, h, clients+1)
 	owner := baton.NewBarrier(ss[clients], name)
+	if up, err := owner.IsSet(ctx); up || err != nil {
+		t.Fatalf("IsSet before Set: %v, %v; want false, nil", up, err)
+	}
 	if err := owner.Set(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if up, err := baton.NewBarrier(ss[0], name).IsSet(ctx); !up || err != nil {
+		t.Fatalf("IsSet after Set: %v, %v; want true, nil", up, err)
 	}
 	if err := owner.Set(ctx); err != nil {
 		t.Fatalf("Set on a raised barrier: %v", err)
@@ -52,6 +58,9 @@ func testBarrierWait(t *testing.T, h Harness) {
 	removed.Store(true)
 	if err := owner.Remove(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if up, err := owner.IsSet(ctx); up || err != nil {
+		t.Fatalf("IsSet after Remove: %v, %v; want false, nil", up, err)
 	}
 	for range clients - 1 {
 		if err := <-res; err != nil {

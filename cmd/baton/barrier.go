@@ -18,8 +18,9 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 	}
 	var sf storeFlags
 	fs := m.newFlags("barrier "+v, map[string]string{
-		"set":    "barrier set [--store URL] NAME            raise the barrier",
-		"wait":   "barrier wait [--store URL] [--timeout D] NAME   wait until the barrier is removed",
+		"set": "barrier set [--store URL] NAME            raise the barrier",
+		"wait": "barrier wait [--store URL] [--timeout D] NAME   wait until the barrier is removed\n" +
+			"       exit 0 once it is removed, 3 at once if it is not set (never set, or removed already), 75 at --timeout",
 		"remove": "barrier remove [--store URL] NAME         remove the barrier, releasing every waiter",
 		"double": "barrier double -n N [--store URL] [--timeout D] NAME [-- CMD [ARG…]]\n" +
 			"       enter when N have arrived, run CMD, leave when all N are done",
@@ -58,14 +59,13 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
+	if v == "wait" {
+		return m.barrierWait(do, baton.NewBarrier(s.Session, name), *timeout)
+	}
 	if v != "double" {
 		b := baton.NewBarrier(s.Session, name)
-		f := map[string]func(context.Context) error{"set": b.Set, "wait": b.Wait, "remove": b.Remove}[v]
-		t := *timeout
-		if v != "wait" {
-			t = sf.dial
-		}
-		return do(t, f)
+		f := map[string]func(context.Context) error{"set": b.Set, "remove": b.Remove}[v]
+		return do(sf.dial, f)
 	}
 	d := baton.NewDoubleBarrier(s.Session, name, *n)
 	start := time.Now()
@@ -91,4 +91,34 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 		return err
 	}
 	return exitWith(status, nil)
+}
+
+// exitNotSet is `barrier wait`'s status when the barrier is not set.
+const exitNotSet = 3
+
+// barrierWait is `barrier wait`: a barrier that is not set is said so
+// (exit 3), not taken for one removed, which a typo in NAME or a waiter
+// started before the barrier was set would otherwise pass at once. On a
+// terminal it says that it waits.
+func (m *Main) barrierWait(do func(time.Duration, func(context.Context) error) error, b *baton.Barrier, timeout time.Duration) error {
+	began := time.Now()
+	up := false
+	err := do(timeout, func(ctx context.Context) (err error) {
+		up, err = b.IsSet(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !up {
+		return exitWith(exitNotSet, fmt.Errorf("barrier wait %s: the barrier is not set (never set, or removed already)", b.Name()))
+	}
+	if isTerminal(m.Stderr) {
+		fmt.Fprintf(m.Stderr, "baton: barrier %s is set; waiting until it is removed\n", b.Name())
+	}
+	left := time.Duration(0)
+	if timeout > 0 {
+		left = max(timeout-time.Since(began), time.Millisecond)
+	}
+	return do(left, b.Wait)
 }

@@ -98,12 +98,18 @@ func env(extra ...string) []string {
 // it (by pid) if it is still running.
 func start(t testing.TB, environ []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, done: make(chan struct{})}
-	p.cmd = exec.Command(batonBin, args...)
-	p.cmd.Env = environ
+	cmd := exec.Command(batonBin, args...)
+	cmd.Env = environ
+	return startCmd(t, cmd)
+}
+
+// startCmd runs cmd (baton, or a command that runs it) as start does.
+func startCmd(t testing.TB, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{t: t, done: make(chan struct{}), cmd: cmd}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start baton %v: %v", args, err)
+		t.Fatalf("start %v: %v", cmd.Args, err)
 	}
 	go func() {
 		err := p.cmd.Wait()

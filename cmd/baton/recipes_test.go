@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/proxy"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 func TestElect(t *testing.T) {
@@ -132,10 +133,22 @@ func TestBarrier(t *testing.T) {
 }
 
 func barrierRun(t *testing.T, e []string) {
+	// A barrier never set is not taken for one removed.
+	if _, stderr, code := run(t, e, "barrier", "wait", "/t/never"); code != exitNotSet ||
+		stderr != "baton: barrier wait /t/never: the barrier is not set (never set, or removed already)\n" {
+		t.Fatalf("wait on a barrier never set: exit %d, stderr %q; want %d", code, stderr, exitNotSet)
+	}
 	if _, stderr, code := run(t, e, "barrier", "set", "/t/b"); code != 0 {
 		t.Fatalf("set: %d %q", code, stderr)
 	}
-	waiter := start(t, e, "barrier", "wait", "/t/b")
+	// The waiter runs on a terminal (util-linux script), where it says
+	// when it has seen the barrier set: only then is it removed.
+	scriptBin, err := exec.LookPath("script")
+	testenv.Require(t, "script (util-linux, Debian's bsdutils)", err)
+	sh := exec.Command(scriptBin, "-qec", batonBin+" barrier wait /t/b", "/dev/null")
+	sh.Env = e
+	waiter := startCmd(t, sh)
+	waiter.waitOutput("baton: barrier /t/b is set; waiting until it is removed", 30*time.Second)
 	if _, _, code := run(t, e, "barrier", "wait", "--timeout", "200ms", "/t/b"); code != exitTimeout {
 		t.Fatalf("wait on a set barrier: exit %d, want 75", code)
 	}
@@ -143,7 +156,10 @@ func barrierRun(t *testing.T, e []string) {
 		t.Fatal("remove")
 	}
 	if code := waiter.wait(10 * time.Second); code != 0 {
-		t.Fatalf("waiter exit %d", code)
+		t.Fatalf("waiter exit %d: %q", code, waiter.stdout.String())
+	}
+	if _, _, code := run(t, e, "barrier", "wait", "/t/b"); code != exitNotSet {
+		t.Fatalf("wait on a removed barrier: exit %d, want %d", code, exitNotSet)
 	}
 	var ps []*proc
 	for range 3 {
