@@ -29,6 +29,8 @@ type Client struct {
 	url string // redacted, for errors
 	srv *server
 
+	waited waited // keys whose last acquisition here had to wait
+
 	closeOnce sync.Once
 }
 

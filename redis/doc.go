@@ -14,7 +14,9 @@
 //	            knows to look at the line; without it, the release is a
 //	            plain compare-and-delete.
 //	K:token     integer, the fencing counter: INCR'd by every grant, in the
-//	            same script as the SET; seeded with the server time in
+//	            same request as the SET (pipelined after it, or in the
+//	            acquire or release script; a pipelined INCR whose SET
+//	            failed only skips a number); seeded with the server time in
 //	            microseconds when missing, so tokens keep increasing even
 //	            after a server restarted without persistence (unless its
 //	            clock went back, or a million grants a second were drawn)

@@ -72,3 +72,20 @@ func (c *Client) info(ctx context.Context) (string, error) {
 	s, err := c.rc.Info(ctx, "server").Result()
 	return s, MapError(err)
 }
+
+// deleteIf deletes key if it holds value, without a script (for a user
+// refused scripts): WATCH, GET, and DEL in MULTI/EXEC, which the server
+// drops if the key changed since the WATCH. Best effort.
+func (c *Client) deleteIf(ctx context.Context, key, value string) {
+	_ = c.rc.Watch(ctx, func(tx *goredis.Tx) error {
+		v, err := tx.Get(ctx, key).Result()
+		if err != nil || v != value {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.Del(ctx, key)
+			return nil
+		})
+		return err
+	}, key)
+}

@@ -46,8 +46,9 @@ func delta(before, after map[string]int64) map[string]int64 {
 }
 
 // TestMutexUncontendedCycle: an uncontended Lock/Unlock is two requests
-// (one script each) and six commands by the server's count: EVALSHA, SET
-// and INCR to acquire with a token; EVALSHA, GET and DEL to release.
+// and four commands by the server's count, as many as redsync's SET and
+// compare-and-delete: SET NX PX and INCR pipelined to acquire with a
+// token; EVALSHA running GETDEL to release.
 func TestMutexUncontendedCycle(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	c := dial(t, srv)
@@ -71,7 +72,7 @@ func TestMutexUncontendedCycle(t *testing.T) {
 		}
 	}
 	got := delta(before, commandCalls(t, c))
-	want := map[string]int64{"evalsha": 2 * cycles, "set": cycles, "incr": cycles, "get": cycles, "del": cycles}
+	want := map[string]int64{"evalsha": cycles, "set": cycles, "incr": cycles, "getdel": cycles}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("commands for %d cycles: %v, want %v", cycles, got, want)
 	}
@@ -226,4 +227,98 @@ func TestMutexManyLocksOneClient(t *testing.T) {
 		l, _ := cw.Redis().ClientList(ctx).Result()
 		t.Fatalf("%d SUBSCRIBEs for %d waiting locks on one client, want 1\n%s", n, locks, l)
 	}
+}
+
+// TestMutexReleaseRestoresForeignKey: a release by a live holder deletes
+// the key with GETDEL; should the key hold another value (deleted behind
+// the holder's back and taken since), the release puts it back, with a
+// ttl, and reports the loss.
+func TestMutexReleaseRestoresForeignKey(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 10*time.Second)
+	key := freshKey(t)
+	const ttl = 10 * time.Second
+	m := redis.NewMutex(c, key, redis.WithTTL(ttl))
+	if _, err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rc := c.Redis()
+	if err := rc.Del(ctx, key).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Set(ctx, key, "someone-else", 5*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustLost(t, m.Unlock(ctx))
+	if v, err := rc.Get(ctx, key).Result(); err != nil || v != "someone-else" {
+		t.Fatalf("key after the release: %q, %v; want the other holder's value", v, err)
+	}
+	if p, err := rc.PTTL(ctx, key).Result(); err != nil || p <= 0 || p > ttl {
+		t.Fatalf("key's ttl after the release: %v, %v; want one, at most the lock's ttl", p, err)
+	}
+}
+
+// TestMutexContendedKeyJoinsAtOnce: on a Client whose last acquisition of
+// a key had to wait, Lock joins the line in its first request (no
+// pipelined SET and INCR first); once that key is found free again, Lock
+// tries the pipelined SET first again.
+func TestMutexContendedKeyJoinsAtOnce(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	ch, cw := dial(t, srv), dial(t, srv)
+	ctx := within(t, 20*time.Second)
+	key := freshKey(t)
+	const ttl = 10 * time.Second
+	h := redis.NewMutex(ch, key, redis.WithTTL(ttl))
+	wait := func(want map[string]int64) {
+		t.Helper()
+		if _, err := h.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		before := commandCalls(t, ch)
+		w := redis.NewMutex(cw, key, redis.WithTTL(ttl))
+		got := make(chan error, 1)
+		go func() {
+			_, err := w.Lock(ctx)
+			got <- err
+		}()
+		eventually(t, 10*time.Second, "waiter in line", func() bool {
+			return ch.Redis().ZCard(ctx, key+":queue").Val() == 1
+		})
+		joined := delta(before, commandCalls(t, ch))
+		delete(joined, "zcard")
+		if want != nil && fmt.Sprint(joined) != fmt.Sprint(want) {
+			t.Errorf("commands to join the line: %v, want %v", joined, want)
+		}
+		if err := h.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Scripts loaded, and the waiter's Client knows the key is contended.
+	wait(nil)
+	wait(map[string]int64{"evalsha": 1, "set": 1, "append": 1, "pttl": 1, "time": 1, "zadd": 1, "pexpire": 1})
+
+	// Free now: the acquire script takes it at once, and the next Lock
+	// tries the pipelined SET first.
+	w := redis.NewMutex(cw, key, redis.WithTTL(ttl))
+	for range 2 {
+		before := commandCalls(t, cw)
+		if _, err := w.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := delta(before, commandCalls(t, cw))
+		if err := w.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, piped := got["incr"]; piped && got["evalsha"] == 0 {
+			return
+		}
+	}
+	t.Fatal("Lock on a key found free kept joining the line in its first request")
 }

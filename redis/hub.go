@@ -102,18 +102,6 @@ func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 	}
 }
 
-// subscribed reports whether the hub's channel is subscribed now.
-func (h *hub) subscribed() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	select {
-	case <-h.ready:
-		return true
-	default:
-		return false
-	}
-}
-
 // Close stops listening.
 func (l *listener) Close() {
 	l.h.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/handle"
 )
@@ -23,7 +25,8 @@ const cleanupTimeout = 2 * time.Second
 // value, released by a compare-and-delete script and renewed every ttl/3
 // by a compare-and-pexpire script, so redsync and bsm/redislock contend
 // with it on the same key. The fencing token comes from INCR on K:token in
-// the same script as the SET.
+// the same request as the SET: pipelined after it when the lock was not
+// contended when last taken on this Client, else in the acquire script.
 //
 // Fairness: a Lock that finds the lock taken joins K's line in the same
 // script, and the release script hands the lock straight to the first
@@ -31,8 +34,10 @@ const cleanupTimeout = 2 * time.Second
 // draws its token, and publishes "<value> <token>" to that waiter alone,
 // on the pub/sub channel of the waiter's Client, so the waiter holds
 // without another round trip. So a releasing client cannot take the lock
-// back while others wait. An uncontended cycle is two round trips, one
-// script to acquire (with the token) and one to release. Waiters refresh
+// back while others wait. An uncontended cycle is two round trips and
+// four commands, as many as redsync's (which gives no token): SET NX PX
+// and INCR pipelined to acquire, and a script running one GETDEL to
+// release. Waiters refresh
 // their place every ttl/3, and an entry not refreshed for a ttl is
 // skipped: a waiter that died does not block the line (but one that died
 // after the lock was handed to it holds it until its ttl runs out).
@@ -98,10 +103,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 func (m *Mutex) free(ctx context.Context, h *liveLock) error {
 	h.stopRenewal()
 	lost := h.lease.Err()
+	live := lost == nil && time.Now().Before(h.expiryTime())
 	// The release must happen even if ctx is cancelled now.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	ok, err := m.release(rctx, h.value, place{})
+	ok, err := m.release(rctx, h.value, place{}, live)
 	h.end(baton.ErrNotHeld)
 	h.wait()
 	switch {
@@ -142,26 +148,18 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	}
 
 	value := randomValue()
-	if try {
-		g, err := m.attempt(ctx, value, false, place{})
-		if err != nil {
-			return nil, m.giveUp(ctx, value, place{}, err)
-		}
-		if !g.ok {
-			return nil, fmt.Errorf("%w: %s", baton.ErrLocked, m.k.lock)
-		}
-		return m.held(value, g), nil
-	}
-
-	if !m.c.hub.subscribed() {
-		// A client that never waited has no subscription yet: try first,
-		// and subscribe only if we have to wait.
-		g, err := m.attempt(ctx, value, false, place{})
+	if try || !m.c.waited.has(m.k.lock) {
+		// Not contended when last taken here: try a plain SET NX PX with
+		// the token's INCR first, and join the line only if taken.
+		g, err := m.quick(ctx, value)
 		if err != nil {
 			return nil, m.giveUp(ctx, value, place{}, err)
 		}
 		if g.ok {
 			return m.held(value, g), nil
+		}
+		if try {
+			return nil, fmt.Errorf("%w: %s", baton.ErrLocked, m.k.lock)
 		}
 	}
 	// Listen before joining the line: a grant published after we join is
@@ -176,13 +174,14 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
-	for {
+	for first := true; ; first = false {
 		// Take the lock, or join the line (or refresh our place in it).
 		g, err := m.attempt(ctx, value, true, at)
 		if err != nil {
 			return nil, m.giveUp(ctx, value, at, err)
 		}
 		if g.ok {
+			m.c.waited.set(m.k.lock, !first)
 			return m.held(value, g), nil
 		}
 		at = g.at
@@ -204,6 +203,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			// attempt reached the server, so validity counts from its send
 			// time.
 			if tok, ok := grantFor(msg, at.entry); ok {
+				m.c.waited.set(m.k.lock, true)
 				return m.held(value, grant{ok: true, token: tok, pttl: m.ttl, sent: g.sent}), nil
 			}
 		case <-timer.C:
@@ -291,6 +291,50 @@ func (m *Mutex) attempt(ctx context.Context, value string, wait bool, at place) 
 	return runAcquire(ctx, m.c, m.k, value, m.ttl, mode, true, at)
 }
 
+// tokenFloor is the least token of a seeded counter: below it, the
+// counter was missing (see seed.lua).
+const tokenFloor = 1_000_000_000_000_000
+
+// errLate is why a grant is given back when its reply came after its
+// validity.
+var errLate = errors.New("the grant's reply came after its validity")
+
+// quick takes the lock if it is free with SET NX PX and draws the fencing
+// token with INCR, both in one pipelined request and no script: the
+// server runs the two back to back, so nobody else can take the lock
+// between them unless the key expires there, and then the reply comes
+// after the grant's validity, which quick checks. A failed SET's INCR only
+// skips a token. A counter found missing is seeded by one more script.
+func (m *Mutex) quick(ctx context.Context, value string) (grant, error) {
+	g := grant{sent: time.Now(), pttl: -1}
+	var set *goredis.BoolCmd
+	var incr *goredis.IntCmd
+	_, err := m.c.rc.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		set = p.SetNX(ctx, m.k.lock, value, m.ttl)
+		incr = p.Incr(ctx, m.k.token)
+		return nil
+	})
+	if err != nil || !set.Val() {
+		return g, MapError(err)
+	}
+	tok := incr.Val()
+	if tok < tokenFloor {
+		if tok, err = m.c.eval(ctx, seedScript, []string{m.k.token}).Int64(); err != nil {
+			if refused(err) {
+				// Scripts are refused to us, so the release script that
+				// gives the lock back would be too: delete it here.
+				m.c.deleteIf(ctx, m.k.lock, value)
+			}
+			return g, err
+		}
+	}
+	if !time.Now().Before(g.sent.Add(m.ttl - lossMargin(m.ttl))) {
+		return g, errLate
+	}
+	g.ok, g.token, g.pttl = true, tok, m.ttl
+	return g, nil
+}
+
 func (m *Mutex) held(value string, g grant) *baton.Lease {
 	deadline := g.sent.Add(min(g.pttl, m.ttl) - lossMargin(m.ttl))
 	h := newLiveLock(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
@@ -312,8 +356,15 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 	return m.levels.Take(h, h.lease)
 }
 
-func (m *Mutex) release(ctx context.Context, value string, at place) (bool, error) {
-	n, err := m.c.eval(ctx, releaseScript, m.k.all(), value, at.entry, "1").Int64()
+// release releases the lock if it holds value, leaving our place at in
+// the line, and hands it on. With live (our lease is live, so the key
+// holds our value) the script deletes the key with one GETDEL.
+func (m *Mutex) release(ctx context.Context, value string, at place, live bool) (bool, error) {
+	args := []any{value, at.entry, "1"}
+	if live {
+		args = append(args, "d", m.ttl.Milliseconds())
+	}
+	n, err := m.c.eval(ctx, releaseScript, m.k.all(), args...).Int64()
 	return n == 1, err
 }
 
@@ -322,7 +373,7 @@ func (m *Mutex) release(ctx context.Context, value string, at place) (bool, erro
 func (m *Mutex) giveUp(ctx context.Context, value string, at place, err error) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_, _ = m.release(cctx, value, at)
+	_, _ = m.release(cctx, value, at, false)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

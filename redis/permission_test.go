@@ -33,7 +33,7 @@ var aclUsers = []string{
 // what Redis tells them.
 var refused = map[string]string{
 	"nokeys": "NOPERM",
-	"noincr": "can't run this command",
+	"noincr": "NOPERM",
 	"noeval": "NOPERM",
 }
 

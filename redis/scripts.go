@@ -13,10 +13,13 @@ var (
 	releaseSrc string
 	//go:embed scripts/extend.lua
 	extendSrc string
+	//go:embed scripts/seed.lua
+	seedSrc string
 
 	acquireScript = goredis.NewScript(acquireSrc)
 	releaseScript = goredis.NewScript(releaseSrc)
 	extendScript  = goredis.NewScript(extendSrc)
+	seedScript    = goredis.NewScript(seedSrc)
 )
 
 // Key layout of a lock named K. K itself is the plain string key redsync

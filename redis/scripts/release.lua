@@ -2,7 +2,9 @@
 -- to the first live waiter in line.
 -- KEYS[1] lock key, KEYS[2] token counter, KEYS[3] line (zset).
 -- ARGV[1] our value, ARGV[2] our entry in the line to leave ("" if none),
--- ARGV[3] "1" to draw the next holder's fencing token.
+-- ARGV[3] "1" to draw the next holder's fencing token, ARGV[4] "d" when
+-- the releasing holder's lease is live (the key must hold our value), and
+-- then ARGV[5] the lock's ttl in ms.
 -- Returns 1 if the lock held our value, 0 otherwise.
 --
 -- An entry is "<value>|<deadline, server ms>|<ttl ms>|<channel>". The
@@ -12,14 +14,34 @@
 -- tell it from a grant to an older entry of its own). A holder
 -- value ending in "+" was marked by a waiter: without the mark nobody
 -- joined the line while we held the lock, and there is nothing to hand on.
+--
+-- With "d" the key is read and deleted by one GETDEL, so an uncontended
+-- release runs one command. Should the key hold another value (it was
+-- deleted behind the live holder's back: FLUSHALL, DEL, a restart, and
+-- someone took the lock since), it is set back at once, with our ttl
+-- since GETDEL does not return the other holder's. Without "d" (a wait
+-- given up, a lost lease, Redlock) the key is read first and deleted
+-- only if ours.
 if ARGV[2] ~= '' then redis.call('ZREM', KEYS[3], ARGV[2]) end
-local cur = redis.call('GET', KEYS[1])
-if cur == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  return 1
-end
-if cur ~= ARGV[1] .. '+' then
-  return 0
+local gone = ARGV[4] == 'd'
+local cur
+if gone then
+  cur = redis.call('GETDEL', KEYS[1])
+  if cur == ARGV[1] then return 1 end
+  if cur and cur ~= ARGV[1] .. '+' then
+    redis.call('SET', KEYS[1], cur, 'PX', ARGV[5])
+    return 0
+  end
+  if not cur then return 0 end
+else
+  cur = redis.call('GET', KEYS[1])
+  if cur == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
+  if cur ~= ARGV[1] .. '+' then
+    return 0
+  end
 end
 
 local now = nil
@@ -49,5 +71,5 @@ for _ = 1, 1000 do
     return 1
   end
 end
-redis.call('DEL', KEYS[1])
+if not gone then redis.call('DEL', KEYS[1]) end
 return 1
