@@ -127,7 +127,7 @@ func redisTargets(rs []bench.Result) []redisRow {
 	fC := figure(rs, "fenced floor", st, "floor", 0, cmdsPerAcq)
 	extra := ""
 	if bC.n > 0 && qC.n > 0 && bC.med > qC.med && fC.n > 0 && bC.med <= fC.med+0.05 {
-		extra = fmt.Sprintf(": at the fenced floor (%s: a fencing token costs an INCR, and taking it in the acquiring round trip a script); requests sent: see row 1", trim(fC.med))
+		extra = fmt.Sprintf(": at the fenced floor (%s: a fencing token costs an INCR); requests sent: see row 1", trim(fC.med))
 	}
 	add("2 · uncontended: server requests per cycle ≤ redsync's (commands run, scripts' included)", "20 vs 4", bC, qC,
 		figure(rs, "floor", st, "floor", 0, cmdsPerAcq), bC.n > 0 && qC.n > 0 && bC.med <= qC.med, extra)

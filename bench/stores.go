@@ -176,7 +176,7 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 	uncontended := append([]bench.Target{floorT}, impls...)
 	if st == "redis" {
 		// The least a lock with fencing tokens runs: SET NX PX + INCR in one
-		// script, then compare-and-delete.
+		// request, then GETDEL in a script.
 		fenced := bench.Target{Impl: "fenced floor", Store: st, Factory: bench.RedisFloor{Addrs: u.Hosts, Fenced: true}, Probe: &bench.RedisProbe{Addrs: u.Hosts}}
 		uncontended = append([]bench.Target{floorT, fenced}, impls...)
 	}

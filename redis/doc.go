@@ -42,6 +42,13 @@
 // paused holders: pass it to the resource, and have the resource refuse a
 // token lower than one it has seen.
 //
+// A holder whose lease is live releases with one GETDEL. Should the key
+// hold another value then (it was deleted behind the holder's back, by
+// FLUSHALL, DEL or a restart, and taken since: exclusion is already
+// lost), the release sets that value back at once, with the releasing
+// lock's ttl since GETDEL does not return the other's; on a key shared by
+// locks with different ttls, the other holder's key may so end sooner.
+//
 // # Fairness: what holds and what does not
 //
 // A waiter joins K's line in the script that found the lock taken, and a
