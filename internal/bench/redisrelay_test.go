@@ -34,3 +34,23 @@ func TestRedisRelay(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisLineFloor: the line floor serves its waiters in turn, one
+// holder at a time, with at most 9 commands per acquisition.
+func TestRedisLineFloor(t *testing.T) {
+	s := redistest.Start(t, redistest.Config{})
+	tg := Target{Impl: "line floor", Store: "redis", Factory: RedisLineFloor{Addr: s.Addr()}, Probe: &RedisProbe{Addrs: []string{s.Addr()}}}
+	r, err := Run(context.Background(), tg, Config{Workload: "contended", Clients: 4, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Acquisitions == 0 || r.Errors != 0 || r.Overlaps != 0 {
+		t.Fatalf("%d acquisitions, %d errors, %d overlaps (%s)", r.Acquisitions, r.Errors, r.Overlaps, r.Note)
+	}
+	if r.ReacquirePct == nil || *r.ReacquirePct > 10 {
+		t.Errorf("re-acquisition %v, want a hand-off to another client almost always", r.ReacquirePct)
+	}
+	if r.ServerRequestsPerAcq == nil || *r.ServerRequestsPerAcq > 9.1 {
+		t.Errorf("%v server requests per acquisition, want at most 9", r.ServerRequestsPerAcq)
+	}
+}
