@@ -55,14 +55,26 @@ func (q *Queue) Put(ctx context.Context, data []byte) error {
 // Take removes and returns the oldest item, waiting for one as long as ctx
 // allows. If ctx ends first it returns ctx.Err() and takes nothing; if the
 // session is lost, an error satisfying IsSessionGone.
+//
+// A cancelled Take never loses an item: if ctx ends before Take sent the
+// delete of an item, the item stays in the queue; once the delete is sent,
+// Take waits for its outcome (bounded by the session's TTL, whatever ctx
+// says) and returns the item it removed, with a nil error, even though
+// ctx has ended meanwhile. Only a connection lost with the delete's reply
+// in flight leaves the outcome unknown: Take then returns an error (ctx's,
+// if it has ended) and the item may be gone, taken by nobody, as with a
+// consumer that dies holding it.
 func (q *Queue) Take(ctx context.Context) ([]byte, error) {
 	for {
 		data, kids, err := q.take(ctx)
-		if err != nil && ctx.Err() != nil {
+		if err == nil {
+			return data, nil // taken, even if ctx ended meanwhile
+		}
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if !errors.Is(err, ErrEmpty) {
-			return data, err
+			return nil, err
 		}
 		if err := q.s.conn.WaitChildren(ctx, q.name, kids); err != nil {
 			if ctx.Err() != nil {
@@ -157,7 +169,16 @@ func (q *Queue) takeOne(ctx context.Context, k Node, tel *telemetry.Handle) (dat
 	// Delete is nil for a missing node, so it cannot say who removed the
 	// item; a delete guarded by the item itself can: ErrGuard means
 	// another consumer was first.
-	err = c.Commit(ctx, n, Op{Kind: OpDelete, Node: n})
+	//
+	// Once sent, the delete may be applied whatever ctx does now: wait
+	// for its reply on a context ctx cannot cancel, or an item removed
+	// while ctx ended would be returned to nobody.
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.s.TTL())
+	defer cancel()
+	err = c.Commit(dctx, n, Op{Kind: OpDelete, Node: n})
 	if errors.Is(err, ErrGuard) {
 		return nil, false, nil
 	}

@@ -64,15 +64,25 @@ func (q *ReliableQueue) Put(ctx context.Context, data []byte) error {
 // until Ack (done) or Release (give it back). If ctx ends first Take
 // returns ctx.Err() and claims nothing; if the session is lost, an error
 // satisfying IsSessionGone.
+//
+// A cancelled Take never strands an item: if ctx ends before Take sent
+// its claim, nothing is claimed; once the claim is sent, Take waits for
+// its outcome (bounded by the session's TTL, whatever ctx says) and
+// returns the item it claimed, with a nil error, even though ctx has
+// ended meanwhile. (A claim left behind would hide the item from every
+// other consumer for as long as our session lives.)
 func (q *ReliableQueue) Take(ctx context.Context) (*Item, error) {
 	c := q.s.conn
 	for {
 		it, kids, claims, err := q.take(ctx)
-		if err != nil && ctx.Err() != nil {
+		if err == nil {
+			return it, nil // claimed, even if ctx ended meanwhile
+		}
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if !errors.Is(err, ErrEmpty) {
-			return it, err
+			return nil, err
 		}
 		// Wake on a new item or on a claim going (its consumer acked or
 		// died).
@@ -153,6 +163,13 @@ func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
 	// from the commit still tells it from another consumer's later claim
 	// of the same item (etcd compares the owning lease).
 	cl := Node{Path: Join(q.claimsDir(), k.Name), Name: k.Name, Kind: k.Name, Owner: q.s.ID()}
+	// Once sent, the claim may be made whatever ctx does now: see it
+	// through on a context ctx cannot cancel.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.s.TTL())
+	defer cancel()
 	err := c.Commit(ctx, Node{Path: k.Path, Name: k.Name, Kind: k.Kind, Token: k.Token},
 		Op{Kind: OpCreate, Dir: q.claimsDir(), Name: k.Name, Flags: Ephemeral})
 	if errors.Is(err, ErrGuard) || errors.Is(err, ErrExists) {
