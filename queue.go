@@ -54,7 +54,8 @@ func (q *Queue) Put(ctx context.Context, data []byte) error {
 
 // Take removes and returns the oldest item, waiting for one as long as ctx
 // allows. If ctx ends first it returns ctx.Err() and takes nothing; if the
-// session is lost, an error satisfying IsSessionGone.
+// session is lost, an error satisfying IsSessionGone (even if ctx has
+// ended too).
 //
 // A cancelled Take never loses an item: if ctx ends before Take sent the
 // delete of an item, the item stays in the queue; once the delete is sent,
@@ -70,25 +71,37 @@ func (q *Queue) Take(ctx context.Context) ([]byte, error) {
 		if err == nil {
 			return data, nil // taken, even if ctx ended meanwhile
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if !errors.Is(err, ErrEmpty) {
-			return nil, err
+		if !errors.Is(err, ErrEmpty) || ctx.Err() != nil {
+			return nil, takeErr(ctx, q.s, err)
 		}
 		if err := q.s.conn.WaitChildren(ctx, q.name, kids); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, err
+			return nil, takeErr(ctx, q.s, err)
 		}
 	}
+}
+
+// takeErr is what a Take that failed with err returns: the session's
+// loss first, even when ctx has ended too (the consumer must learn that
+// it has to start over), then ctx's error, then err.
+func takeErr(ctx context.Context, s *Session, err error) error {
+	switch {
+	case IsSessionGone(err):
+		return err
+	case s.Err() != nil:
+		return s.Err()
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return err
 }
 
 // Poll removes and returns the oldest item, or returns ErrEmpty at once if
 // the queue is empty.
 func (q *Queue) Poll(ctx context.Context) ([]byte, error) {
 	data, _, err := q.take(ctx)
+	if err != nil && !errors.Is(err, ErrEmpty) {
+		return nil, takeErr(ctx, q.s, err)
+	}
 	return data, err
 }
 

@@ -63,7 +63,7 @@ func (q *ReliableQueue) Put(ctx context.Context, data []byte) error {
 // long as ctx allows. The item stays in the queue, claimed by our session,
 // until Ack (done) or Release (give it back). If ctx ends first Take
 // returns ctx.Err() and claims nothing; if the session is lost, an error
-// satisfying IsSessionGone.
+// satisfying IsSessionGone (even if ctx has ended too).
 //
 // A cancelled Take never strands an item: if ctx ends before Take sent
 // its claim, nothing is claimed; once the claim is sent, Take waits for
@@ -78,19 +78,13 @@ func (q *ReliableQueue) Take(ctx context.Context) (*Item, error) {
 		if err == nil {
 			return it, nil // claimed, even if ctx ended meanwhile
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if !errors.Is(err, ErrEmpty) {
-			return nil, err
+		if !errors.Is(err, ErrEmpty) || ctx.Err() != nil {
+			return nil, takeErr(ctx, q.s, err)
 		}
 		// Wake on a new item or on a claim going (its consumer acked or
 		// died).
 		if err := waitEither(ctx, c, q.name, kids, q.claimsDir(), claims); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, err
+			return nil, takeErr(ctx, q.s, err)
 		}
 	}
 }
@@ -99,6 +93,9 @@ func (q *ReliableQueue) Take(ctx context.Context) (*Item, error) {
 // there is none.
 func (q *ReliableQueue) Poll(ctx context.Context) (*Item, error) {
 	it, _, _, err := q.take(ctx)
+	if err != nil && !errors.Is(err, ErrEmpty) {
+		return nil, takeErr(ctx, q.s, err)
+	}
 	return it, err
 }
 

@@ -143,6 +143,19 @@ func killMidway(ctx context.Context, t *testing.T, h Harness, producers []*baton
 	<-produced
 }
 
+// awaitVictim waits for the killed consumer to end by itself, before the
+// test cancels the others: it must notice its session's death on its own
+// (a Take that finds both its session gone and its ctx cancelled reports
+// the cancel).
+func awaitVictim(t *testing.T, ended <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ended:
+	case <-time.After(timeout / 2):
+		t.Errorf("the killed consumer was still consuming %v after its session ended", timeout/2)
+	}
+}
+
 // waitEmpty waits until the queue at name holds no item and reports
 // whether it did.
 func waitEmpty(t *testing.T, h Harness, name string) bool {
@@ -176,10 +189,14 @@ func testQueueLoad(t *testing.T, h Harness) {
 	got := make([][]string, consumers)
 	errs := make([]error, consumers)
 	var wg sync.WaitGroup
+	victimEnded := make(chan struct{})
 	for c := range consumers {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
+			if c == 0 {
+				defer close(victimEnded)
+			}
 			q := baton.NewQueue(ss[producers+c], name)
 			for {
 				v, err := q.Take(cctx)
@@ -195,6 +212,7 @@ func testQueueLoad(t *testing.T, h Harness) {
 	killMidway(ctx, t, h, ss[:producers], ss[producers], func(s *baton.Session, data []byte) error {
 		return baton.NewQueue(s, name).Put(ctx, data)
 	}, items, delivered.Load)
+	awaitVictim(t, victimEnded)
 	drained := waitEmpty(t, h, name)
 	stop()
 	wg.Wait()
@@ -254,10 +272,14 @@ func testReliableQueueLoad(t *testing.T, h Harness) {
 	got := make([][]string, consumers) // delivered, acknowledged or not
 	errs := make([]error, consumers)
 	var wg sync.WaitGroup
+	victimEnded := make(chan struct{})
 	for c := range consumers {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
+			if c == 0 {
+				defer close(victimEnded)
+			}
 			q := baton.NewReliableQueue(ss[producers+c], name)
 			for {
 				it, err := q.Take(cctx)
@@ -276,6 +298,7 @@ func testReliableQueueLoad(t *testing.T, h Harness) {
 	killMidway(ctx, t, h, ss[:producers], ss[producers], func(s *baton.Session, data []byte) error {
 		return baton.NewReliableQueue(s, name).Put(ctx, data)
 	}, items, acks.Load)
+	awaitVictim(t, victimEnded)
 	drained := waitEmpty(t, h, name)
 	stop()
 	wg.Wait()

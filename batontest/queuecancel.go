@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton"
 )
@@ -104,5 +105,39 @@ func cancelAfterSend(t *testing.T, h Harness, tk taker) {
 	}
 	if n, err := baton.NewQueue(ss[0], name).Len(ctx); err != nil || n != 0 {
 		t.Fatalf("Len %d, %v after the item was taken", n, err)
+	}
+}
+
+func testQueueTakeDeadSession(t *testing.T, h Harness) { takeDeadSession(t, h, queueTaker) }
+func testReliableQueueTakeDeadSession(t *testing.T, h Harness) {
+	takeDeadSession(t, h, reliableTaker)
+}
+
+// A Take on a session that is gone reports the loss, even when its ctx
+// has ended too: a consumer must learn that it has to start over. (A
+// killed consumer that was not scheduled before the test cancelled it
+// used to end with context.Canceled, and EightByEightOneKilled failed.)
+func takeDeadSession(t *testing.T, h Harness, tk taker) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 2)
+	if err := tk.put(ctx, ss[1], name, []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	h.Expire(t, ss[0])
+	select {
+	case <-ss[0].Done():
+	case <-time.After(timeout / 2):
+		t.Fatal("the expired session did not end")
+	}
+	for _, poll := range []bool{false, true} {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := tk.take(cctx, ss[0], name, poll); !baton.IsSessionGone(err) {
+			t.Fatalf("Take (poll %v) on an expired session with a cancelled ctx: %v, want a session error", poll, err)
+		}
+	}
+	if v, err := tk.take(ctx, ss[1], name, true); err != nil || string(v) != "kept" {
+		t.Fatalf("the item after Takes on a dead session: %q, %v", v, err)
 	}
 }
