@@ -25,7 +25,8 @@ import (
 // Delivery is at most once: exactly one consumer gets each item, the one
 // whose delete of it (guarded by the item itself) succeeds. An item taken
 // by a consumer that then dies is lost with it; use ReliableQueue when
-// items must survive their consumer.
+// items must survive their consumer. A Take whose ctx ends is not such a
+// loss: it either returns the item or leaves it in the queue (see Take).
 //
 // A Queue may be used by many goroutines.
 type Queue struct {
