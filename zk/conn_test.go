@@ -184,8 +184,12 @@ func TestRequestsPerAcquisition(t *testing.T) {
 	// goes out in the background after Lock returns; a release before it
 	// leaves would save it).
 	watched := func(c interface{ Requests() int64 }, from, n int64) {
+		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for c.Requests()-from < n && time.Now().Before(deadline) {
+		for c.Requests()-from < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d of the %d requests sent after 10s", c.Requests()-from, n)
+			}
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -214,7 +218,10 @@ func TestRequestsPerAcquisition(t *testing.T) {
 	}()
 	// Wait until b is queued (its watch is on the server), then release.
 	deadline := time.Now().Add(10 * time.Second)
-	for cb.Requests()-before < 3 && time.Now().Before(deadline) {
+	for cb.Requests()-before < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("b never queued")
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	if err := ma.Unlock(ctx); err != nil {

@@ -186,7 +186,10 @@ func testPeerHoldsBatonWaits(t *testing.T, p peer, names *regexp.Regexp) {
 		got <- err
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for len(lockNodes(t, ctx, s.Conn(), path)) < 2 && time.Now().Before(deadline) {
+	for len(lockNodes(t, ctx, s.Conn(), path)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("baton never queued behind %s", p.name)
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	released.Store(true)
