@@ -184,6 +184,7 @@ type uiHandler struct {
 }
 
 func (m *Main) newUIHandler(b *uiBackend, admin bool, auditPath string) (*uiHandler, error) {
+	b.chart = newUIChart()
 	h := &uiHandler{ServeMux: http.NewServeMux(), b: b}
 	if admin {
 		a, err := m.newUIAdmin(b, auditPath)

@@ -44,8 +44,9 @@ type uiView struct {
 // uiInstance is one name's report, with at most uiMaxEntries nodes.
 type uiInstance struct {
 	layout.Report
-	More  int    `json:"more,omitempty"`
-	Error string `json:"error,omitempty"`
+	More  int          `json:"more,omitempty"`
+	Error string       `json:"error,omitempty"`
+	Chart *uiChartView `json:"chart,omitempty"` // nil: no acquisition seen lately
 }
 
 // uiBackend reads the store for the page. Its session is opened when first
@@ -56,6 +57,7 @@ type uiBackend struct {
 	sf     *storeFlags
 	prefix string
 	admin  bool
+	chart  *uiChart // set by newUIHandler
 
 	mu  sync.Mutex
 	s   *store.Store
@@ -246,7 +248,9 @@ func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
 			inst.Error = err.Error()
 		} else {
 			snap.srcs = append(snap.srcs, src)
+			b.chart.observe(name, inst.Entries, v.At)
 		}
+		inst.Chart = b.chart.view(name, time.Now())
 		if n := len(inst.Entries); n > uiMaxEntries {
 			inst.Entries, inst.More = inst.Entries[:uiMaxEntries], n-uiMaxEntries
 		}
