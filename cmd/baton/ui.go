@@ -24,10 +24,13 @@ const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--l
 	"token, age, TTL left, election value and the warnings `baton status` gives. Changes reach the\n" +
 	"page within a second, pushed by Server-Sent Events from the store's watches. 25 instances a\n" +
 	"page, 50 nodes each (the rest are counted).\n\n" +
-	"Read-only unless --admin: then the page offers force-release of a holder and removal of a\n" +
-	"waiter (both delete the node; the holder's lease ends with ErrRevoked), each confirmed on the\n" +
-	"page, authenticated with the token in $BATON_UI_TOKEN (required), and written to the audit log\n" +
-	"as one JSON line (who, what, when, token). --admin on a --listen address that is not loopback\n" +
+	"Read-only unless --admin: then the page offers force-release of a holder, removal of a\n" +
+	"waiter and draining of a queue item (each deletes the node; a holder's lease ends with\n" +
+	"ErrRevoked), each confirmed on the page, authenticated with the token in $BATON_UI_TOKEN\n" +
+	"(required), and written to the audit log as one JSON line (who, what, when, node, token); a\n" +
+	"refusal by the store's ACLs or auth is shown as it is. Each name has a contention chart:\n" +
+	"acquisitions/s and wait p50/p99 over 5 minutes, from the hand-offs the page sees.\n\n" +
+	"--admin on a --listen address that is not loopback\n" +
 	"is refused unless the page is served over HTTPS (--listen-cert and --listen-key): the token\n" +
 	"must not cross a network in clear (behind a TLS proxy, listen on 127.0.0.1).\n\n" +
 	"Exit status: 0 when interrupted; 1 if it cannot listen; 2 for bad usage."
@@ -38,7 +41,7 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	fs := m.newFlags("ui", uiSynopsis, &sf, false)
 	prefix := fs.String("prefix", "", "show the instances under this `P` (default: / on ZooKeeper, every key on etcd)")
 	listen := fs.String("listen", "127.0.0.1:8080", "serve the page on `host:port` (port 0 picks a free one)")
-	admin := fs.Bool("admin", false, "offer force-release and waiter removal, authenticated by $BATON_UI_TOKEN")
+	admin := fs.Bool("admin", false, "offer force-release, waiter removal and queue item draining, authenticated by $BATON_UI_TOKEN")
 	audit := fs.String("audit-log", "", "append admin actions to this `FILE` (default: stderr)")
 	cert := fs.String("listen-cert", "", "serve the page over HTTPS with this certificate PEM `FILE` (with --listen-key)")
 	key := fs.String("listen-key", "", "the --listen-cert certificate's key PEM `FILE`")

@@ -46,10 +46,11 @@ func (a *uiAdmin) close() {
 	}
 }
 
-// uiAction is a request to delete one node: a holder's (force-release) or
-// a waiter's (removal). Token names the incarnation seen on the page.
+// uiAction is a request to delete one node: a holder's (force-release), a
+// waiter's (removal) or a queue item's (drain). Token names the
+// incarnation seen on the page.
 type uiAction struct {
-	Action string `json:"action"` // "force-release" or "remove-waiter"
+	Action string `json:"action"` // "force-release", "remove-waiter" or "drain-item"
 	Name   string `json:"name"`
 	Node   string `json:"node"`
 	Token  int64  `json:"token"`
@@ -66,9 +67,12 @@ type auditRecord struct {
 	Result string    `json:"result"`
 }
 
-// delete force-releases a holder or removes a waiter: it deletes that
-// incarnation of the node (never a newer one of the same name). Without
-// --admin it is refused (403); a wrong token is 401.
+// uiActions are the admin actions, each the deletion of one node.
+var uiActions = map[string]bool{"force-release": true, "remove-waiter": true, "drain-item": true}
+
+// delete force-releases a holder, removes a waiter or drains a queue item:
+// it deletes that incarnation of the node (never a newer one of the same
+// name). Without --admin it is refused (403); a wrong token is 401.
 func (h *uiHandler) delete(w http.ResponseWriter, r *http.Request) {
 	a := h.admin
 	if a == nil {
@@ -82,9 +86,8 @@ func (h *uiHandler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	var act uiAction
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&act); err != nil ||
-		(act.Action != "force-release" && act.Action != "remove-waiter") || act.Node == "" ||
-		!strings.HasPrefix(act.Node, h.b.prefix) {
-		http.Error(w, "bad request: want {action: force-release|remove-waiter, name, node, token} under the prefix", http.StatusBadRequest)
+		!uiActions[act.Action] || act.Node == "" || !strings.HasPrefix(act.Node, h.b.prefix) {
+		http.Error(w, "bad request: want {action: force-release|remove-waiter|drain-item, name, node, token} under the prefix", http.StatusBadRequest)
 		return
 	}
 	who := r.RemoteAddr
@@ -123,6 +126,9 @@ func (b *uiBackend) deleteNode(r *http.Request, act uiAction) (int, string) {
 	}
 	if act.Token != 0 && n.Token != 0 && n.Token != act.Token {
 		return http.StatusConflict, fmt.Sprintf("changed: the node now has token %d, not %d", n.Token, act.Token)
+	}
+	if act.Action == "drain-item" && n.Kind != baton.KindQueue {
+		return http.StatusBadRequest, fmt.Sprintf("not a queue item: %s is a %q node", n.Path, n.Kind)
 	}
 	if err := c.Delete(r.Context(), n); err != nil {
 		if errors.Is(err, baton.ErrPermission) {
