@@ -33,6 +33,10 @@ func TestUsageChecks(t *testing.T) {
 		{[]string{"lock", "--store", "redlock://127.0.0.1:7001,127.0.0.1:7001,127.0.0.1:7002", "x"}, "host 127.0.0.1:7001 listed twice"},
 		{[]string{"lock", "x", "sh", "-c", "true"}, "put CMD after --"},
 		{[]string{"elect", "--json", "e"}, "--json goes with --observe"},
+		{[]string{"elect", "--requeue", "e"}, "--requeue needs a CMD after --"},
+		{[]string{"elect", "--requeue", "--timeout", "1s", "e", "--", "true"}, "it takes no --timeout"},
+		{[]string{"elect", "--requeue", "--observe", "e", "--", "true"}, "--observe takes no CMD"},
+		{[]string{"elect", "--requeue", "--observe", "e"}, "--requeue and --observe exclude each other"},
 	} {
 		_, stderr, code := run(t, e, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.stderr) || strings.Count(stderr, "\n") != 1 || strings.Count(stderr, "baton:") != 1 {

@@ -103,6 +103,9 @@ type childResult struct {
 	// guardDied: the watchdog died on its own (killed from outside), so
 	// baton stopped CMD.
 	guardDied bool
+	// stopped: a SIGINT or SIGTERM was passed on to CMD (baton is asked
+	// to stop, not to go on).
+	stopped bool
 }
 
 // runSpec says what CMD runs under.
@@ -181,6 +184,7 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResul
 		case s := <-sigs.c:
 			sig := s.(syscall.Signal)
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
+				res.stopped = true
 				// A second ^C or SIGTERM means now: SIGKILL the group.
 				if stops++; stops > 1 {
 					sig, killed = syscall.SIGKILL, true

@@ -17,6 +17,7 @@ import (
 func (m *Main) elect(ctx context.Context, args []string) error {
 	var sf storeFlags
 	fs := m.newFlags("elect", "elect [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [--value V] [-- CMD [ARG…]]\n"+
+		"       baton elect --requeue [--store URL] [--ttl 10s] [--kill-after 10s] NAME [--value V] -- CMD [ARG…]\n"+
 		"       baton elect --observe [--json] NAME", &sf, true)
 	host, _ := os.Hostname()
 	value := fs.String("value", fmt.Sprintf("%s/%d", host, os.Getpid()), "this candidate's value, shown to observers")
@@ -24,6 +25,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	observe := fs.Bool("observe", false, "print one line per leader change instead of campaigning")
 	asJSON := fs.Bool("json", false, "with --observe: JSON lines")
+	requeue := fs.Bool("requeue", false, "campaign again after every turn: run CMD each time we lead, stop it on a loss, until a signal (Curator's LeaderSelector layout)")
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -44,6 +46,22 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	}
 	if err := m.checkCmd(argv, "BATON_ELECTION", name); err != nil {
 		return err
+	}
+	if *requeue {
+		switch {
+		case *observe:
+			return usageErr("elect: --requeue and --observe exclude each other")
+		case *timeout > 0:
+			return usageErr("elect: --requeue campaigns until a signal; it takes no --timeout")
+		case argv == nil:
+			return usageErr("elect: --requeue needs a CMD after --")
+		}
+		if _, err := sf.parse(); err != nil {
+			return err
+		}
+		sigs := catchSignals()
+		defer sigs.stop()
+		return m.electRequeue(ctx, sigs, &sf, name, []byte(*value), argv, *killAfter)
 	}
 	sigs := catchSignals()
 	defer sigs.stop()

@@ -106,7 +106,7 @@ func init() {
 			"        [--tls-cert F --tls-key F [--tls-client-ca F]] [--auth]  TLS (etcds://); auth as root, password $BATON_AUTH_PASSWORD\n" +
 			"        [--name N --initial-cluster N=h:p,… | --cluster FILE | --join URL]  a member of a cluster; serve members lists them"},
 		{name: "lock", run: (*Main).lock, usage: "lock [flags] [--try] [--shared] NAME [-- CMD [ARG…]] run CMD holding lock NAME (--shared: read lock)"},
-		{name: "elect", run: (*Main).elect, usage: "elect [flags] NAME [--value V] -- CMD [ARG…]         run CMD only while leader; --observe to watch"},
+		{name: "elect", run: (*Main).elect, usage: "elect [flags] NAME [--value V] -- CMD [ARG…]         run CMD only while leader; --requeue: every turn; --observe to watch"},
 		{name: "status", run: (*Main).status, usage: "status [flags] [--json] NAME                         holders and waiters of NAME"},
 		{name: "queue", run: (*Main).queue, usage: "queue put NAME VALUE… | take [--timeout D] NAME | len NAME"},
 		{name: "barrier", run: (*Main).barrier, usage: "barrier set|wait|remove NAME | barrier double -n N NAME [-- CMD]"},
