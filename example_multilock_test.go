@@ -2,6 +2,7 @@ package baton_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,4 +34,26 @@ func ExampleMultiLock() {
 	// Output:
 	// holding /accounts/alice /accounts/bob tokens [1 2]
 	// released: baton: not held
+}
+
+func ExampleMultiLock_TryLock() {
+	ctx := context.Background()
+	store := memory.New()
+	s, _ := store.Open(ctx, 10*time.Second)
+	defer s.Close(ctx)
+	other, _ := store.Open(ctx, 10*time.Second)
+	defer other.Close(ctx)
+
+	bob := baton.NewMutex(other, "/accounts/bob")
+	if _, err := bob.Lock(ctx); err != nil { // someone else holds one part
+		panic(err)
+	}
+	m := baton.NewMultiLock(baton.NewMutex(s, "/accounts/alice"), baton.NewMutex(s, "/accounts/bob"))
+	_, err := m.TryLock(ctx) // never waits; gives back what it took
+	fmt.Println("one part taken:", errors.Is(err, baton.ErrLocked))
+	_, err = baton.NewMutex(other, "/accounts/alice").TryLock(ctx)
+	fmt.Println("alice free again:", err == nil)
+	// Output:
+	// one part taken: true
+	// alice free again: true
 }

@@ -154,7 +154,41 @@ func (m *MultiLock) Names() []string {
 // Lock takes every part, in the global order, waiting as long as ctx
 // allows, and returns the lease that covers them all. On any failure it
 // releases what it took and returns the error.
-func (m *MultiLock) Lock(ctx context.Context) (lease *Lease, err error) {
+func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
+	return m.acquire(ctx, false)
+}
+
+// TryLocker is a Locker that can also take its lock only if it is free
+// (Mutex, RWMutex, and the redis package's Mutex and Redlock).
+type TryLocker interface {
+	Locker
+	TryLock(ctx context.Context) (*Lease, error)
+}
+
+// TryLock takes every part only if each is free, all or nothing: it tries
+// the parts in the global order, each with its TryLock, and at the first
+// that is taken (an error wrapping ErrLocked) or fails it releases the
+// parts it took, in reverse, and returns that error. It never waits for
+// another holder. Every part must be a TryLocker; otherwise TryLock
+// returns an error wrapping ErrInvalidName and takes nothing.
+func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
+	for _, p := range m.parts {
+		if _, ok := unplaced(p).(TryLocker); !ok && m.bad == nil {
+			return nil, fmt.Errorf("%w: multi-lock part %q has no TryLock", ErrInvalidName, nameOf(p))
+		}
+	}
+	return m.acquire(ctx, true)
+}
+
+// unplaced is the handle inside an OnStore wrapper.
+func unplaced(l Locker) Locker {
+	if p, ok := l.(placed); ok {
+		return p.Locker
+	}
+	return l
+}
+
+func (m *MultiLock) acquire(ctx context.Context, try bool) (lease *Lease, err error) {
 	if m.bad != nil {
 		return nil, m.bad
 	}
@@ -186,7 +220,11 @@ func (m *MultiLock) Lock(ctx context.Context) (lease *Lease, err error) {
 	var leases []*Lease
 	var taken []Locker
 	for _, p := range m.parts {
-		l, err := p.Lock(wctx)
+		take := p.Lock
+		if try {
+			take = unplaced(p).(TryLocker).TryLock
+		}
+		l, err := take(wctx)
 		if err == nil {
 			taken, leases = append(taken, p), append(leases, l)
 			go func() {

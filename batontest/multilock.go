@@ -313,3 +313,62 @@ func (l lingering) Lock(ctx context.Context) (*baton.Lease, error) {
 	}
 	return lease, err
 }
+
+// TryLock is all or nothing without waiting: with any part held by
+// another, it fails with ErrLocked at once and leaves no node of its own
+// on any part (those before the held one were taken and given back); with
+// every part free it takes them all; a part without TryLock is refused
+// before anything is taken.
+func testMultiLockTryLock(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	n := multiNames(t, h, 3)
+	ss := sessions(t, h, 2)
+	m := baton.NewMultiLock(baton.NewMutex(ss[0], n[2]), baton.NewMutex(ss[0], n[0]), baton.NewMutex(ss[0], n[1]))
+	for k := range n {
+		other := baton.NewMutex(ss[1], n[k])
+		if _, err := other.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_, err := m.TryLock(ctx)
+		if !errors.Is(err, baton.ErrLocked) {
+			t.Fatalf("part %d held: TryLock returned %v, want ErrLocked", k, err)
+		}
+		if m.Held() {
+			t.Fatalf("part %d held: the multi-lock says it holds", k)
+		}
+		for i, name := range n {
+			want := 0
+			if i == k {
+				want = 1
+			}
+			if c := lockNodes(t, h, name); c != want {
+				t.Fatalf("part %d held: %d nodes on part %d after TryLock, want %d", k, c, i, want)
+			}
+		}
+		if err := other.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := m.TryLock(ctx)
+	if err != nil {
+		t.Fatalf("TryLock with every part free: %v", err)
+	}
+	if len(l.Tokens()) != 3 {
+		t.Fatalf("lease tokens %v, want 3", l.Tokens())
+	}
+	if _, err := baton.NewMutex(ss[1], n[1]).TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("a part while the multi-lock holds: %v, want ErrLocked", err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bad := baton.NewMultiLock(baton.NewMutex(ss[0], n[0]), baton.OnStore("", "z", unnamed{baton.NewMutex(ss[0], n[2])}))
+	if _, err := bad.TryLock(ctx); !errors.Is(err, baton.ErrInvalidName) {
+		t.Fatalf("TryLock with a part that has no TryLock: %v, want ErrInvalidName", err)
+	}
+	for i, name := range n {
+		if c := lockNodes(t, h, name); c != 0 {
+			t.Fatalf("%d nodes on part %d at the end", c, i)
+		}
+	}
+}

@@ -78,6 +78,7 @@ var suite = []struct {
 	{"MultiLock/PartialFailureLeavesNothing", testMultiLockPartialFailure},
 	{"MultiLock/PartLostEndsLease", testMultiLockPartLost},
 	{"MultiLock/InvalidParts", testMultiLockInvalid},
+	{"MultiLock/TryLockAllOrNothing", testMultiLockTryLock},
 	{"LeaderSelector/RequeueTakesTurns", testSelectorRequeue},
 	{"LockDelay/ExpiredHolderDelays", testLockDelayExpired},
 	{"LockDelay/ReleasedOrOffNoDelay", testLockDelayReleasedAndOff},

@@ -26,18 +26,26 @@ var (
 	_ Locker = (*redis.Redlock)(nil)
 )
 
+// lockSpec is how `baton lock` takes its locks.
+type lockSpec struct {
+	try    bool          // only if free (TryLock)
+	shared bool          // a read lock (session stores only)
+	delay  time.Duration // the lock-delay of a plain lock on a session store; 0: none
+}
+
 // newLocker returns the lock handle on name for s's kind of store: with
-// shared, the read side of a baton.RWMutex (session stores only).
-func newLocker(s *store.Store, name string, shared bool) Locker {
+// shared, the read side of a baton.RWMutex; with a delay, a baton.Mutex
+// with LockDelay (session stores only).
+func newLocker(s *store.Store, name string, spec lockSpec) Locker {
 	switch {
-	case shared:
+	case spec.shared:
 		return readLocker{baton.NewRWMutex(s.Session, name)}
 	case s.Redis != nil:
 		return redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry))
 	case s.Quorum != nil:
 		return redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry))
 	}
-	return baton.NewMutex(s.Session, name)
+	return baton.NewMutex(s.Session, name, baton.LockDelay(spec.delay))
 }
 
 // readLocker is an RWMutex's read side as a Locker: `baton lock --shared`
@@ -64,12 +72,12 @@ func (h acquired) unlock() {
 	_ = h.release(ctx)
 }
 
-// lockOn acquires name on s; with try, only if it is free (else an error
-// wrapping baton.ErrLocked).
-func lockOn(ctx context.Context, s *store.Store, name string, try, shared bool) (acquired, error) {
-	lk := newLocker(s, name, shared)
+// lockOn acquires name on s as spec says; with spec.try, only if it is
+// free (else an error wrapping baton.ErrLocked).
+func lockOn(ctx context.Context, s *store.Store, name string, spec lockSpec) (acquired, error) {
+	lk := newLocker(s, name, spec)
 	acquire := lk.Lock
-	if try {
+	if spec.try {
 		acquire = lk.TryLock
 	}
 	l, err := acquire(ctx)
@@ -88,16 +96,21 @@ func lockOn(ctx context.Context, s *store.Store, name string, try, shared bool) 
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--kill-after 10s] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--kill-after 10s] [--lock-delay D] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
 	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain `baton lock` (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
+	delay := fs.Duration("lock-delay", 0, "after a holder's session ended without a release, keep the lock unavailable this long (Chubby's lock-delay; zk:// and etcd:// only; every client of the lock must use the same)")
 	retry, verbose := waitFlags(fs)
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	if *shared && *delay > 0 {
+		return usageErr("lock: --lock-delay is for the writer's lock, not --shared")
+	}
+	spec := lockSpec{try: *try, shared: *shared, delay: *delay}
 	// Several NAMEs only before "--": without it, words after NAME are a
 	// forgotten "--" (oneName says so), as in flock's "flock FILE CMD".
 	if *shared {
@@ -105,7 +118,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	}
 	if len(pos) > 1 && argv != nil {
 		l := &line{sf: &sf, names: pos, retry: *retry, verbose: *verbose}
-		return m.lockMany(ctx, l, argv, *try, *shared, *timeout, *killAfter)
+		return m.lockMany(ctx, l, argv, spec, *timeout, *killAfter)
 	}
 	name, err := oneName(fs, pos)
 	if err != nil {
@@ -128,13 +141,13 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	if *try {
 		l.retry = 0 // --try answers at once, outage or not
 	}
-	if err := m.openLine(ctx, sigs, l, sharedNeeds(*shared)); err != nil {
+	if err := m.openLine(ctx, sigs, l, spec.needs()); err != nil {
 		return err
 	}
 	defer l.close()
 	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) {
 		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) {
-			return lockOn(ctx, s, name, *try, *shared)
+			return lockOn(ctx, s, name, spec)
 		})
 	})
 	if err != nil {
@@ -152,11 +165,15 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, *killAfter)
 }
 
-// sharedNeeds is what openFor insists on for `lock` with or without
-// --shared: a read lock needs a session store (Redis has no RWMutex).
-func sharedNeeds(shared bool) string {
-	if shared {
+// needs is what openFor insists on for `lock` as spec says: a read lock
+// and a lock-delay need a session store (Redis has no RWMutex and no
+// sessions to outlive).
+func (spec lockSpec) needs() string {
+	switch {
+	case spec.shared:
 		return "lock --shared (a read lock)"
+	case spec.delay > 0:
+		return "lock --lock-delay"
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,16 +17,17 @@ import (
 // order so that two commands over overlapping sets never deadlock. CMD
 // gets BATON_LOCK (the names in lock order, space-separated), BATON_TOKEN
 // (the first lock's fencing token) and BATON_TOKENS (every lock's token,
-// space-separated, in the order of BATON_LOCK).
-func (m *Main) lockMany(ctx context.Context, l *line, argv []string, try, shared bool, timeout, killAfter time.Duration) error {
+// space-separated, in the order of BATON_LOCK). With spec.try, every NAME
+// is taken only if all are free (MultiLock.TryLock).
+func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSpec, timeout, killAfter time.Duration) error {
 	sf, names := l.sf, l.names
 	for _, n := range names {
 		if err := checkName(n); err != nil {
 			return err
 		}
 	}
-	if try {
-		return usageErr("lock: --try takes one NAME")
+	if spec.try {
+		l.retry = 0 // --try answers at once, outage or not
 	}
 	// Several NAMEs come before "--" (lock lets nothing else through);
 	// with no CMD after it, the locks are held until a signal.
@@ -42,14 +44,17 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, try, shared
 	defer sigs.stop()
 	what := strings.Join(names, " ")
 	l.what = "lock " + what
-	if err := m.openLine(ctx, sigs, l, sharedNeeds(shared)); err != nil {
+	if err := m.openLine(ctx, sigs, l, spec.needs()); err != nil {
 		return err
 	}
 	defer l.close()
 	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (acquired, error) {
-		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) { return lockAll(ctx, s, names, shared) })
+		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) { return lockAll(ctx, s, names, spec) })
 	})
 	if err != nil {
+		if spec.try && errors.Is(err, baton.ErrLocked) {
+			return exitWith(exitTimeout, fmt.Errorf("lock %s: not all free (--try): %w", what, err))
+		}
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v", what, timeout))
 		}
@@ -65,19 +70,24 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, try, shared
 	return m.runHeld(sigs, h.lease, h.expiry, "lock "+h.lease.Key(), env, argv, killAfter)
 }
 
-// lockAll takes every name on s as one baton.MultiLock.
-func lockAll(ctx context.Context, s *store.Store, names []string, shared bool) (acquired, error) {
+// lockAll takes every name on s as one baton.MultiLock, each as spec
+// says; with spec.try, only if every name is free.
+func lockAll(ctx context.Context, s *store.Store, names []string, spec lockSpec) (acquired, error) {
 	ls := make([]baton.Locker, len(names))
 	var exps []baton.Expirer
 	for i, n := range names {
-		lk := newLocker(s, n, shared)
+		lk := newLocker(s, n, spec)
 		ls[i] = lk
 		if e, ok := lk.(baton.Expirer); ok {
 			exps = append(exps, e)
 		}
 	}
 	ml := baton.NewMultiLock(ls...)
-	l, err := ml.Lock(ctx)
+	take := ml.Lock
+	if spec.try {
+		take = ml.TryLock
+	}
+	l, err := take(ctx)
 	if err != nil {
 		return acquired{}, err
 	}

@@ -10,7 +10,8 @@ import (
 // TestLockMany: `baton lock NAME NAME… -- CMD` holds every NAME at once
 // (BATON_LOCK in lock order, BATON_TOKENS one token per name); a second
 // command over an overlapping set given in another order waits (exit 75
-// at its timeout) and takes nothing; --try wants one NAME.
+// at its timeout) and takes nothing; with --try it exits 75 at once and
+// takes nothing, and succeeds once every NAME is free.
 func TestLockMany(t *testing.T) {
 	t.Parallel()
 	eachStore(t, false, func(t *testing.T, st testStore, e []string) {
@@ -26,6 +27,15 @@ func TestLockMany(t *testing.T) {
 		if _, stderr, code := run(t, e, "lock", "--try", "/mc", "--", "true"); code != 0 {
 			t.Fatalf("/mc after the timed-out multi-lock: exit %d %q", code, stderr)
 		}
+		// --try over the same overlapping set: exit 75 at once, CMD not
+		// run, /mc given back again.
+		_, stderr, code = run(t, e, "lock", "--try", "/mc", "/mb", "--", "false")
+		if code != exitTimeout || !strings.Contains(stderr, "not all free (--try)") {
+			t.Fatalf("--try over an overlapping set while held: exit %d %q", code, stderr)
+		}
+		if _, stderr, code := run(t, e, "lock", "--try", "/mc", "--", "true"); code != 0 {
+			t.Fatalf("/mc after the refused --try: exit %d %q", code, stderr)
+		}
 		holder.signal(syscall.SIGTERM)
 		if code := holder.wait(10 * time.Second); code != 0 {
 			t.Fatalf("holder exit %d", code)
@@ -38,8 +48,8 @@ func TestLockMany(t *testing.T) {
 		if lock != "/mb /mc" || len(strings.Fields(tokens)) != 2 {
 			t.Fatalf("CMD saw BATON_LOCK=%q BATON_TOKENS=%q", lock, tokens)
 		}
-		if _, _, code := run(t, e, "lock", "--try", "/ma", "/mb", "--", "true"); code != 2 {
-			t.Fatalf("--try with two names: exit %d, want 2", code)
+		if _, stderr, code := run(t, e, "lock", "--try", "/ma", "/mb", "--", "true"); code != 0 {
+			t.Fatalf("--try with both names free: exit %d %q", code, stderr)
 		}
 	})
 }
