@@ -22,8 +22,8 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
-	for {
-		rctx, cancel := c.withLife(ctx)
+	for attempt := 0; ; attempt++ {
+		rctx, cancel := c.attempt(ctx, attempt)
 		var err error
 		var rev int64
 		if n.Token != 0 || n.Owner != "" {
@@ -37,6 +37,7 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 				rev = resp.Header.Revision
 			}
 		}
+		again := err != nil && c.again(ctx, rctx, err)
 		cancel()
 		if err == nil {
 			c.saw(rev)
@@ -46,10 +47,8 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 			}
 			return nil
 		}
-		if ctx.Err() == nil && c.Err() == nil && retryable(err) {
-			if sleepCtx(ctx, c.life, retryDelay) == nil {
-				continue
-			}
+		if again && sleepCtx(ctx, c.life, retryDelay) == nil {
+			continue
 		}
 		return c.fail(ctx, "delete "+n.Path, err)
 	}

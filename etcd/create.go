@@ -70,11 +70,12 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 		els = append(els, clientv3.OpGet(pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
 	}
 	for attempt := 0; ; attempt++ {
-		rctx, cancel := c.withLife(ctx)
+		rctx, cancel := c.attempt(ctx, attempt)
 		resp, err := c.cli.Txn(rctx).If(cond).Then(then...).Else(els...).Commit()
+		again := err != nil && c.again(ctx, rctx, err)
 		cancel()
 		if err != nil {
-			if ctx.Err() == nil && c.Err() == nil && retryable(err) {
+			if again {
 				if werr := sleepCtx(ctx, c.life, retryDelay); werr == nil {
 					continue
 				}

@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/telemetry"
@@ -170,7 +171,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 			Username:             o.user,
 			Password:             o.password,
 			TLS:                  o.tls,
-			DialOptions:          []grpc.DialOption{grpc.WithContextDialer(watch.dial)},
+			DialOptions:          []grpc.DialOption{grpc.WithContextDialer(watch.dial), grpc.WithConnectParams(reconnect)},
 		})
 		if err != nil {
 			return nil, dialError(endpoints, o.user, o.password, watch.explain(err))
@@ -193,8 +194,7 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 	// Credentials given to a server with authentication off are
 	// accepted without a word by the client: remember it, to say so.
 	ignored := own && o.user != "" && authOff(ctx, cli)
-	g, err := cli.Grant(ctx, secs)
-	sent := time.Now()
+	g, sent, err := grant(ctx, cli, secs)
 	if err != nil {
 		return fail(grantError(watch.explain(err)))
 	}
@@ -226,6 +226,35 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 	c.setExpiry(sent.Add(c.ttl - c.ttl/10))
 	go c.keepAlive(sent)
 	return c, nil
+}
+
+// reconnect is how the client reconnects to a member it lost: gRPC's
+// default backoff grows to two minutes, so a client whose members all
+// restarted (or that lost its only one for a while) could wait for
+// seconds after they serve again. These pauses stay under a second.
+var reconnect = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	MinConnectTimeout: dialTimeout,
+}
+
+// grant grants a lease of secs seconds and returns it with the send time
+// of the try that got it. A try that runs out of time (attempt.go) is made
+// again; one given up may still have granted a lease, which, with no key
+// on it, expires unused.
+func grant(ctx context.Context, cli *clientv3.Client, secs int64) (*clientv3.LeaseGrantResponse, time.Time, error) {
+	for n := 0; ; n++ {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout(n))
+		sent := time.Now()
+		g, err := cli.Grant(actx, secs)
+		timedOut := actx.Err() != nil
+		cancel()
+		if err == nil || ctx.Err() != nil || !timedOut {
+			return g, sent, err
+		}
+		if err := sleepCtx(ctx, ctx, retryDelay); err != nil {
+			return nil, sent, err
+		}
+	}
 }
 
 func (c *conn) ID() string            { return c.id }

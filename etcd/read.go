@@ -56,19 +56,26 @@ func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error)
 // revision it is gone for good, so a serializable answer at or after rev is
 // as good as a linearizable one here.
 func (c *conn) readAtLeast(ctx context.Context, key string, rev int64, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	rctx, cancel := c.withLife(ctx)
-	defer cancel()
+	rctx, cancel := c.attempt(ctx, 0)
 	resp, err := c.cli.Get(rctx, key, append(opts, clientv3.WithSerializable())...)
+	cancel()
 	if err == nil && resp.Header.Revision >= rev {
 		c.saw(resp.Header.Revision)
 		return resp, nil
 	}
-	resp, err = c.cli.Get(rctx, key, opts...)
-	if err != nil {
-		return nil, c.fail(ctx, "get "+key, err)
+	for attempt := 0; ; attempt++ {
+		actx, acancel := c.attempt(ctx, attempt)
+		resp, err = c.cli.Get(actx, key, opts...)
+		again := err != nil && c.again(ctx, actx, err)
+		acancel()
+		if err == nil {
+			c.saw(resp.Header.Revision)
+			return resp, nil
+		}
+		if !again || sleepCtx(ctx, c.life, retryDelay) != nil {
+			return nil, c.fail(ctx, "get "+key, err)
+		}
 	}
-	c.saw(resp.Header.Revision)
-	return resp, nil
 }
 
 // saw records that the store had reached revision rev.

@@ -23,21 +23,13 @@ const freezeFor = 6 * time.Second
 // three-member cluster of `baton serve` processes, while the leader is
 // killed and restarted, a follower is killed, one member's peer port is
 // blackholed by a TCP proxy (the connections the others open to it hang;
-// requests sent to it wait for etcd's request timeout), a member is frozen (SIGSTOP: cut off from peers
-// and clients both ways), and all three restart. Progress resumes
-// within an election timeout plus the session TTL (with the leader lost
-// or a member cut off: etcd's request timeout plus an election), and no
-// sections overlap.
-//
-// It runs in the full fault run only (BATON_RELIABILITY=full,
-// scripts/reliability.sh), not in CI's bounded run: one bounded run on a
-// loaded machine saw no acquisition for 60 s after one of these faults, a
-// liveness failure not yet explained (docs/RELIABILITY.md), and the
-// bounded run must be able to fail only on what it can vouch for.
+// requests sent to it wait for etcd's request timeout unless the client
+// gives up first), a member is frozen (SIGSTOP: cut off from peers and
+// clients both ways), and all three restart. Progress resumes within an
+// election timeout plus the session TTL, and no sections overlap. A
+// stalled or slow recovery reports what every contender did last and
+// what each member holds under the lock.
 func TestServeCluster(t *testing.T) {
-	if !full() {
-		t.Skip("the serve-cluster scenario runs with BATON_RELIABILITY=full (see the doc comment)")
-	}
 	c := etcdtest.StartServeCluster(t, 3)
 	const ttl = 4 * time.Second
 	name := "/reliability/serve-cluster"
@@ -48,16 +40,10 @@ func TestServeCluster(t *testing.T) {
 	cs.dump = func() string { return c.Describe(name) }
 	cs.progressAfter(t, time.Now(), 30*time.Second)
 	bound := serveElection + ttl
-	// A request a member forwarded to a leader that died, or that a
-	// member cut off from its peers took, waits for etcd's request
-	// timeout (5 s + 2 elections) before the client gets an error and
-	// retries: with the leader lost or a member cut off, progress
-	// resumes within that timeout and an election.
-	cut := 5*time.Second + 2*serveElection + serveElection
 
 	faults := func(label string, bound time.Duration, do func() time.Time) {
 		row := Row{Scenario: "serve cluster: " + label, Store: "serve×3"}
-		for range runs(1, 3) {
+		for range runs(1, 5) {
 			t.Logf("%s: fault at %s", label, time.Now().Format("15:04:05.000"))
 			t0 := do()
 			d := cs.progressAfter(t, t0, 60*time.Second)
@@ -65,30 +51,28 @@ func TestServeCluster(t *testing.T) {
 			row.Recovery = append(row.Recovery, d)
 			if d > bound {
 				row.Violations++
-				t.Errorf("%s: progress after %v, bound %v", label, d, bound)
+				t.Errorf("%s: progress after %v, bound %v\n%s", label, d, bound, cs.report())
 			}
 			c.WaitHealthy(60 * time.Second)
 		}
 		row.Note = "recovery = fault → next acquisition (bound " + bound.String() + ")"
 		record(row)
 	}
-	faults("kill leader, restart it", cut, func() time.Time {
+	faults("kill leader, restart it", bound, func() time.Time {
 		l := c.Leader(30 * time.Second)
 		t0 := time.Now()
 		c.Kill(l)
 		c.Start(l)
 		return t0
 	})
-	// Usually ~150 ms; once 6.1 s in nine runs under a load average of
-	// ~30, cause not yet pinned down: bounded like the leader's loss.
-	faults("kill a follower", cut, func() time.Time {
+	faults("kill a follower", bound, func() time.Time {
 		f := (c.Leader(30*time.Second) + 1) % 3
 		t0 := time.Now()
 		c.Kill(f)
 		defer c.Start(f)
 		return t0
 	})
-	faults("blackhole a follower's peer port (3 s)", cut, func() time.Time {
+	faults("blackhole a follower's peer port (3 s)", bound, func() time.Time {
 		f := (c.Leader(30*time.Second) + 2) % 3
 		p := c.Members[f].Proxy
 		t0 := time.Now()
@@ -97,7 +81,7 @@ func TestServeCluster(t *testing.T) {
 		time.Sleep(3 * serveElection) // the fault's duration, not an ordering wait
 		return t0
 	})
-	faults("blackhole the leader's peer port (3 s)", cut, func() time.Time {
+	faults("blackhole the leader's peer port (3 s)", bound, func() time.Time {
 		l := c.Leader(30 * time.Second)
 		p := c.Members[l].Proxy
 		t0 := time.Now()
