@@ -10,12 +10,13 @@ import (
 )
 
 // Children lists the direct children of dir: sequential nodes by
-// CreateRevision, then the others by name. Like a ZooKeeper read, the
-// listing comes from the member we talk to, at a revision no earlier than
-// anything this session has seen (its own writes and every event it was
-// sent), which is what the recipes' waits need; it costs no raft round
-// trip, so a waiter woken by a release does not queue behind the server's
-// next disk write to look at the line.
+// CreateRevision, then the others by name. The listing is linearizable: it
+// holds every write that completed before the call, whichever member took
+// it, as the recipes' answers need (TryLock's ErrLocked, a permit that
+// another session's Release has just freed, a leader just resigned). A
+// read from the member we talk to alone may answer from before a write
+// the others have applied. The waits read that way (readAtLeast): their
+// watch delivers whatever such a read missed.
 func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
@@ -24,7 +25,7 @@ func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 		return nil, err
 	}
 	pfx := prefix(dir)
-	resp, err := c.readAtLeast(ctx, pfx, c.seen.Load(), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := c.readLatest(ctx, pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error)
 	if err := c.Err(); err != nil {
 		return nil, baton.Node{}, err
 	}
-	resp, err := c.readAtLeast(ctx, path, c.seen.Load())
+	resp, err := c.readLatest(ctx, path)
 	if err != nil {
 		return nil, baton.Node{}, err
 	}
@@ -63,9 +64,15 @@ func (c *conn) readAtLeast(ctx context.Context, key string, rev int64, opts ...c
 		c.saw(resp.Header.Revision)
 		return resp, nil
 	}
+	return c.readLatest(ctx, key, opts...)
+}
+
+// readLatest reads key linearizably (a raft round trip), one try at a
+// time (attempt.go).
+func (c *conn) readLatest(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	for attempt := 0; ; attempt++ {
 		actx, acancel := c.attempt(ctx, attempt)
-		resp, err = c.cli.Get(actx, key, opts...)
+		resp, err := c.cli.Get(actx, key, opts...)
 		again := err != nil && c.again(ctx, actx, err)
 		acancel()
 		if err == nil {

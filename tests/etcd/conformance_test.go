@@ -36,6 +36,14 @@ func harness(t *testing.T) batontest.Harness {
 // harnessOn is harness on the server at endpoints, every client made from
 // base (its TLS and credentials).
 func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Config) batontest.Harness {
+	return harnessSpread(t, name, endpoints, base, false)
+}
+
+// harnessSpread is harnessOn; with spread, the sessions it opens take the
+// endpoints (the members of a cluster) in turn, one each, so that what one
+// session does is checked from a session on another member.
+func harnessSpread(t *testing.T, name string, endpoints []string, base clientv3.Config, spread bool) batontest.Harness {
+	var opened atomic.Int64
 	const root = "/baton/" // every test's keys are under it
 	var n atomic.Int64
 	var gates sync.Map // *baton.Session → *gate
@@ -58,6 +66,10 @@ func harnessOn(t *testing.T, name string, endpoints []string, base clientv3.Conf
 			g := newGate()
 			cfg := base
 			cfg.Endpoints = endpoints
+			if spread {
+				i := int(opened.Add(1)-1) % len(endpoints)
+				cfg.Endpoints = endpoints[i : i+1]
+			}
 			cfg.DialTimeout = 5 * time.Second
 			cfg.DialKeepAliveTime, cfg.DialKeepAliveTimeout = time.Second, time.Second
 			cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(g.dial)}
