@@ -125,17 +125,52 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 
 // forget deletes a reserved key whose create failed (it may or may not
 // have been applied) and frees the name. Only this session makes it, so
-// an unconditional delete removes nothing of anyone else.
+// an unconditional delete removes nothing of anyone else. If the delete
+// fails too, it goes on in the background until it succeeds or the
+// session ends: a key made by a create whose reply was lost, left on a
+// lease that lives on, would stall every waiter queued after it.
 func (c *conn) forget(ctx context.Context, key string) {
-	if c.Err() != nil {
+	if c.forgetOnce(ctx, key) {
 		return
+	}
+	c.holdMu.Lock()
+	defer c.holdMu.Unlock()
+	if c.holdClosed {
+		return // closed: the session's keys went with its lease
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		delay := retryDelay
+		for {
+			if sleepCtx(c.life, c.life, delay) != nil || c.forgetOnce(c.life, key) {
+				return
+			}
+			delay = min(2*delay, closeTimeout)
+		}
+	}()
+}
+
+// forgetOnce tries forget's delete for up to closeTimeout, and reports
+// whether that settled it: the key is gone, or the session is over.
+func (c *conn) forgetOnce(ctx context.Context, key string) bool {
+	if c.Err() != nil {
+		return true
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	defer cancel()
-	rctx, rcancel := c.withLife(ctx)
-	defer rcancel()
-	if _, err := c.cli.Delete(rctx, key); err == nil {
-		c.unreserve(key)
+	for attempt := 0; ; attempt++ {
+		rctx, rcancel := c.attempt(ctx, attempt)
+		_, err := c.cli.Delete(rctx, key)
+		again := err != nil && c.again(ctx, rctx, err)
+		rcancel()
+		if err == nil {
+			c.unreserve(key)
+			return true
+		}
+		if !again || sleepCtx(ctx, c.life, retryDelay) != nil {
+			return c.Err() != nil
+		}
 	}
 }
 

@@ -86,7 +86,8 @@ type conn struct {
 	errMu   sync.Mutex
 	err     error
 
-	kaDone chan struct{} // closed when the keepalive loop has returned
+	kaDone chan struct{}  // closed when the keepalive loop has returned
+	bg     sync.WaitGroup // background deletes (forget); none starts once holdClosed is set
 
 	resMu    sync.Mutex
 	reserved map[string]bool // keys of this session that may exist
@@ -324,6 +325,7 @@ func (c *conn) Close(ctx context.Context) error {
 	c.holdClosed = true
 	c.holdMu.Unlock()
 	c.holdWG.Wait()
+	c.bg.Wait()
 	if c.ownCli {
 		if cerr := c.cli.Close(); cerr != nil && err == nil && !errors.Is(cerr, context.Canceled) {
 			err = cerr
