@@ -374,6 +374,11 @@ func (m *Mutex) giveUp(ctx context.Context, value string, at place, err error) e
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	_, _ = m.release(cctx, value, at, false)
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		// A read that timed out at ctx's deadline (go-redis sets it as
+		// the socket's) can fail just before ctx's own timer ends ctx.
+		<-ctx.Done()
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
