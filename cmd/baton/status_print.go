@@ -58,9 +58,14 @@ func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.T
 }
 
 // redisIdentity is a Redis holder's identity where its value carries one.
+// baton's own values are 32 random hex digits (package redis): a baton
+// client, whose host and pid Redis does not keep.
 func redisIdentity(v string) string {
 	if id, ok := baton.ParseIdentity([]byte(v)); ok {
 		return fmt.Sprintf("%s pid %d %s", id.Host, id.PID, id.Cmd)
+	}
+	if store.BatonValue(v) {
+		return "baton client (Redis keeps no host or pid)"
 	}
 	return "foreign"
 }

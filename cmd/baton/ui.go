@@ -19,7 +19,9 @@ import (
 var uiFiles embed.FS
 
 const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--listen-cert FILE --listen-key FILE] [--admin [--audit-log FILE]]\n\n" +
-	"Serves a live web page of every recipe instance under the prefix (ZooKeeper or etcd): holders\n" +
+	"Serves a live web page of every recipe instance under the prefix (ZooKeeper or etcd; on Redis\n" +
+	"and Redlock, baton's locks whose keys start with it, re-read every 500 ms unless the servers\n" +
+	"publish keyspace notifications): holders\n" +
 	"and waiters in order, identity (host, pid, command; \"foreign\" for a peer's node), fencing\n" +
 	"token, age, TTL left, election value and the warnings `baton status` gives. Changes reach the\n" +
 	"page within a second, pushed by Server-Sent Events from the store's watches. 25 instances a\n" +
@@ -71,8 +73,8 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !u.HasSessions() {
-		return usageErr("ui: --store %s: the page reads ZooKeeper and etcd stores (use baton status NAME on Redis)", u.String())
+	if !u.HasSessions() && *admin {
+		return usageErr("ui: --store %s: admin actions are for ZooKeeper and etcd; the Redis page is read-only", u.String())
 	}
 	if *prefix == "" && u.IsZooKeeper() {
 		*prefix = "/"

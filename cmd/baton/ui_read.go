@@ -37,6 +37,7 @@ type uiView struct {
 	Total     int          `json:"total"`
 	Truncated bool         `json:"truncated,omitempty"`
 	Error     string       `json:"error,omitempty"`
+	Live      string       `json:"live"` // how changes reach the page
 	At        time.Time    `json:"at"`
 	Instances []uiInstance `json:"instances"`
 }
@@ -59,9 +60,11 @@ type uiBackend struct {
 	admin  bool
 	chart  *uiChart // set by newUIHandler
 
-	mu  sync.Mutex
-	s   *store.Store
-	cli *clientv3.Client // etcd: lists and watches the prefix
+	mu   sync.Mutex
+	s    *store.Store
+	cli  *clientv3.Client      // etcd: lists and watches the prefix
+	rin  *store.RedisInspector // Redis: reads every server
+	live string                // Redis: liveNotifications or livePolling, once known
 }
 
 func (b *uiBackend) kind() string {
@@ -132,6 +135,9 @@ func (b *uiBackend) close() {
 	}
 	if b.cli != nil {
 		_ = b.cli.Close()
+	}
+	if b.rin != nil {
+		b.rin.Close()
 	}
 }
 
@@ -220,20 +226,20 @@ func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
 	}
 	per = min(per, uiMaxPerPage)
 	snap := &uiSnap{view: uiView{Store: b.u.String(), Prefix: b.prefix, Admin: b.admin, PerPage: per,
-		At: time.Now(), Instances: []uiInstance{}}}
+		Live: liveWatches, At: time.Now(), Instances: []uiInstance{}}}
 	v := &snap.view
 	rctx, cancel := context.WithTimeout(ctx, b.sf.dial+3*time.Second)
 	defer cancel()
+	if !b.u.HasSessions() {
+		b.readRedis(rctx, snap, page, per)
+		return snap
+	}
 	names, err := b.names(rctx, snap)
 	if err != nil {
 		v.Error = fmt.Sprintf("cannot read %s under %q: %v", v.Store, b.prefix, err)
 		return snap
 	}
-	v.Total = len(names)
-	v.Pages = max(1, (len(names)+per-1)/per)
-	v.Page = min(max(page, 1), v.Pages)
-	from := (v.Page - 1) * per
-	names = names[from:min(from+per, len(names))]
+	names = b.paginate(v, names, page, per)
 	s, err := b.conn(rctx)
 	if err != nil {
 		v.Error = fmt.Sprintf("cannot open %s: %v", v.Store, err)
@@ -259,6 +265,15 @@ func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
 	return snap
 }
 
+// paginate sets v's counts and returns the names on its page.
+func (b *uiBackend) paginate(v *uiView, names []string, page, per int) []string {
+	v.Total = len(names)
+	v.Pages = max(1, (len(names)+per-1)/per)
+	v.Page = min(max(page, 1), v.Pages)
+	from := (v.Page - 1) * per
+	return names[from:min(from+per, len(names))]
+}
+
 // wait returns when something the snapshot shows may have changed, seen by
 // the store's watches: on etcd one watch on the prefix from the revision
 // listed; on ZooKeeper the prefix's children and each name's directories.
@@ -273,6 +288,9 @@ func (b *uiBackend) wait(ctx context.Context, snap *uiSnap) error {
 		case <-time.After(time.Second): // retry a failed store
 		}
 		return nil
+	}
+	if !b.u.HasSessions() {
+		return b.waitRedis(ctx, snap)
 	}
 	if b.kind() == layout.StoreEtcd {
 		cli, err := b.etcdClient()

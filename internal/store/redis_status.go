@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,68 +37,203 @@ type RedisLock struct {
 // redlock:// URL, each bounded by o's dial timeout (rediss:// with o's TLS
 // files).
 func InspectRedis(ctx context.Context, u URL, name string, o Options) ([]RedisLock, error) {
+	in, err := NewRedisInspector(u, o)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return in.Inspect(ctx, name)
+}
+
+// RedisInspector reads baton's Redis locks on every server of a URL, over
+// one client per server kept until Close.
+type RedisInspector struct {
+	u       URL
+	dial    time.Duration
+	clients []*goredis.Client // one per u.Hosts
+}
+
+// NewRedisInspector returns an inspector of the servers of a redis://,
+// rediss:// or redlock:// URL. It does no I/O.
+func NewRedisInspector(u URL, o Options) (*RedisInspector, error) {
 	if !u.isRedis() {
 		return nil, fmt.Errorf("%s:// is not a Redis store", u.Scheme)
 	}
 	if err := u.CheckTLS(o.TLS); err != nil {
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
-	dial := o.DialTimeout
-	if dial <= 0 {
-		dial = DefaultDialTimeout
+	in := &RedisInspector{u: u, dial: o.DialTimeout}
+	if in.dial <= 0 {
+		in.dial = DefaultDialTimeout
 	}
 	silence.Do(func() { goredis.SetLogger(quiet{}) })
-	out := make([]RedisLock, len(u.Hosts))
-	errs := make([]error, len(u.Hosts))
+	for _, h := range u.Hosts {
+		one := u
+		one.Scheme, one.Hosts = Redis, []string{h}
+		if u.Scheme == RedisTLS {
+			one.Scheme = RedisTLS
+		}
+		opt, err := goredis.ParseURL(one.format(false))
+		if err == nil && u.TLS {
+			opt.TLSConfig, err = one.redisTLS(o.TLS)
+		}
+		if err != nil {
+			in.Close()
+			return nil, errors.New(redact.Secrets(err.Error(), u.Password))
+		}
+		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = in.dial, in.dial, in.dial
+		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
+		in.clients = append(in.clients, goredis.NewClient(opt))
+	}
+	return in, nil
+}
+
+// Close closes the clients.
+func (in *RedisInspector) Close() {
+	for _, c := range in.clients {
+		_ = c.Close()
+	}
+}
+
+// Clients are the inspector's clients, one per server in URL order.
+func (in *RedisInspector) Clients() []*goredis.Client { return in.clients }
+
+// each runs f on every server at once and joins the errors as
+// InspectRedis reports them.
+func (in *RedisInspector) each(ctx context.Context, f func(ctx context.Context, i int, c *goredis.Client) error) error {
+	errs := make([]error, len(in.clients))
 	var wg sync.WaitGroup
-	for i, h := range u.Hosts {
+	for i, c := range in.clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			one := u
-			one.Scheme, one.Hosts = Redis, []string{h}
-			if u.Scheme == RedisTLS {
-				one.Scheme = RedisTLS
+			cctx, cancel := context.WithTimeout(ctx, in.dial)
+			defer cancel()
+			if err := f(cctx, i, c); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", in.u.Hosts[i], redis.MapError(err))
 			}
-			out[i], errs[i] = inspectOne(ctx, one, name, dial, o.TLS)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		for _, e := range errs {
 			if errors.Is(e, ErrBadTLS) || errors.Is(e, baton.ErrPermission) {
-				return nil, fmt.Errorf("%s: %w", u, e)
+				return fmt.Errorf("%s: %w", in.u, e)
 			}
 		}
-		return nil, fmt.Errorf("%w %s: %s", ErrUnreachable, u, redact.Secrets(oneLine(err), u.Password))
+		return fmt.Errorf("%w %s: %s", ErrUnreachable, in.u, redact.Secrets(oneLine(err), in.u.Password))
+	}
+	return nil
+}
+
+// Inspect reads lock name on every server.
+func (in *RedisInspector) Inspect(ctx context.Context, name string) ([]RedisLock, error) {
+	out := make([]RedisLock, len(in.clients))
+	err := in.each(ctx, func(ctx context.Context, i int, c *goredis.Client) error {
+		var err error
+		out[i], err = inspectOne(ctx, c, in.u.Hosts[i], name)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-func inspectOne(ctx context.Context, u URL, name string, dial time.Duration, f TLSFiles) (RedisLock, error) {
-	rl := RedisLock{Server: u.Hosts[0]}
-	opt, err := goredis.ParseURL(u.format(false))
+// Names lists the names of baton's locks whose keys start with prefix on
+// any server, sorted, at most limit (more says some were left out): a lock
+// K has K:token once a Mutex has taken it, K:queue while someone waits,
+// and K holds a baton value (32 hex digits) while held (a Redlock keeps
+// no K:token). Each SCAN batch's other keys are read in one pipeline.
+func (in *RedisInspector) Names(ctx context.Context, prefix string, limit int) (names []string, more bool, err error) {
+	sets := make([]map[string]bool, len(in.clients))
+	over := make([]bool, len(in.clients))
+	err = in.each(ctx, func(ctx context.Context, i int, c *goredis.Client) error {
+		sets[i] = map[string]bool{}
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, EscapeGlob(prefix)+"*", 1000).Result()
+			if err != nil {
+				return err
+			}
+			var plain []string
+			for _, k := range keys {
+				switch {
+				case strings.HasSuffix(k, ":token"), strings.HasSuffix(k, ":queue"):
+					sets[i][k[:strings.LastIndexByte(k, ':')]] = true
+				case !strings.HasSuffix(k, ":waiting") && !strings.HasSuffix(k, ":release"):
+					plain = append(plain, k)
+				}
+			}
+			if len(plain) > 0 {
+				pipe := c.Pipeline()
+				gets := make([]*goredis.StringCmd, len(plain))
+				for j, k := range plain {
+					gets[j] = pipe.Get(ctx, k)
+				}
+				_, _ = pipe.Exec(ctx) // a key of another type, or gone: not a lock
+				for j, g := range gets {
+					if v, err := g.Result(); err == nil && BatonValue(strings.TrimSuffix(v, "+")) {
+						sets[i][plain[j]] = true
+					}
+				}
+			}
+			if len(sets[i]) > limit {
+				over[i] = true
+				return nil
+			}
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+	})
 	if err != nil {
-		return rl, errors.New(redact.Secrets(err.Error(), u.Password))
+		return nil, false, err
 	}
-	if u.TLS {
-		if opt.TLSConfig, err = u.redisTLS(f); err != nil {
-			return rl, err
+	all := map[string]bool{}
+	for i, set := range sets {
+		more = more || over[i]
+		for k := range set {
+			all[k] = true
 		}
 	}
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = dial, dial, dial
-	opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
-	c := goredis.NewClient(opt)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, dial)
-	defer cancel()
+	for k := range all {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if len(names) > limit {
+		names, more = names[:limit], true
+	}
+	return names, more, nil
+}
+
+// BatonValue says whether v is a holder value of package redis: 32
+// lowercase hex digits.
+func BatonValue(v string) bool {
+	return len(v) == 32 && strings.Trim(v, "0123456789abcdef") == ""
+}
+
+// EscapeGlob escapes the characters SCAN's MATCH pattern gives a meaning.
+func EscapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func inspectOne(ctx context.Context, c *goredis.Client, server, name string) (RedisLock, error) {
+	rl := RedisLock{Server: server}
 	pipe := c.Pipeline()
 	get := pipe.Get(ctx, name)
 	ttl := pipe.PTTL(ctx, name)
 	tok := pipe.Get(ctx, name+":token")
 	queue := pipe.ZRange(ctx, name+":queue", 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
-		return rl, fmt.Errorf("%s: %w", rl.Server, redis.MapError(err))
+		return rl, err
 	}
 	rl.Holder, _ = get.Result()
 	rl.Holder = strings.TrimSuffix(rl.Holder, "+")

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/batonhq/baton/internal/redistest"
+)
+
+// TestUIRedis: on redis:// (a server without keyspace notifications: the
+// page re-reads every 500 ms) and redlock:// (three servers with them on)
+// the page lists baton's locks under the prefix with the holder's and the
+// waiters' identities in line order, the fencing token and the TTL left,
+// and shows the hand-off within a second.
+func TestUIRedis(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, scheme string
+		servers      int
+		notify       bool
+		live         string
+	}{
+		{"redis", "redis", 1, false, livePolling},
+		{"redlock", "redlock", 3, true, liveNotifications},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var addrs []string
+			for _, s := range redistest.StartN(t, tc.servers, redistest.Config{}) {
+				addrs = append(addrs, s.Addr())
+				if tc.notify {
+					c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
+					err := c.ConfigSet(context.Background(), "notify-keyspace-events", "KEA").Err()
+					_ = c.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			ctx := browser(t)
+			e := env("BATON_STORE=" + tc.scheme + "://" + strings.Join(addrs, ","))
+			name := "uir:" + tc.name + ":job"
+			holder := start(t, e, "lock", name)
+			holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+			waiter := start(t, e, "lock", name)
+			// An unrelated key under the prefix is not a lock.
+			c := goredis.NewClient(&goredis.Options{Addr: addrs[0]})
+			if err := c.Set(context.Background(), "uir:"+tc.name+":other", "x", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.Close()
+			_, url := startUI(t, e, "--prefix", "uir:"+tc.name)
+			if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+				t.Fatal(err)
+			}
+			// Each server's holder and line: on Redlock, three of each. The
+			// rows are baton clients, told apart by their values.
+			rows := func(roles ...string) string {
+				var all []string
+				for range tc.servers {
+					all = append(all, roles...)
+				}
+				return strings.Join(all, ",")
+			}
+			waitDOM(t, ctx, redisRowsJS(name), rows("holder:baton", "waiter:baton"), 10*time.Second)
+			waiterValue := domText(t, ctx, `document.querySelector("tr.waiter td:nth-child(8)").textContent`)
+			if n := domText(t, ctx, `String(document.querySelectorAll(".instance").length)`); n != "1" {
+				t.Fatalf("%s instances shown, want the lock alone", n)
+			}
+			if m := domText(t, ctx, `document.getElementById("meta").textContent`); !strings.Contains(m, "changes by "+tc.live) {
+				t.Fatalf("meta %q, want live by %s", m, tc.live)
+			}
+			ttl := domText(t, ctx, `document.querySelector("tr.holder td:nth-child(6)").textContent`)
+			tok := domText(t, ctx, `document.querySelector("tr.holder .token").textContent`)
+			if !strings.HasSuffix(ttl, "s") || (tc.scheme == "redis" && tok == "0") {
+				t.Fatalf("holder TTL %q token %q", ttl, tok)
+			}
+			holder.signal(2)
+			waiter.waitOutput("BATON_TOKEN=", 10*time.Second)
+			took := time.Now()
+			seen := waitDOM(t, ctx, redisRowsJS(name), rows("holder:baton"), 5*time.Second)
+			if v := domText(t, ctx, `document.querySelector("tr.holder td:nth-child(8)").textContent`); v != waiterValue {
+				t.Fatalf("the new holder's value %q, want the waiter's %q", v, waiterValue)
+			}
+			lag := seen.Sub(took)
+			t.Logf("the page showed the hand-off %v after the waiter printed its token", lag)
+			if lag > time.Second {
+				t.Fatalf("the page showed the hand-off %v after it happened", lag)
+			}
+			waiter.signal(2)
+		})
+	}
+}
+
+// redisRowsJS lists a Redis lock's rows as "role:baton" (a baton client)
+// or "role:foreign".
+func redisRowsJS(name string) string {
+	return fmt.Sprintf(`(() => { const b = [...document.querySelectorAll(".instance")].find(e => e.dataset.name === %q);
+  if (!b) return "absent";
+  return [...b.querySelectorAll("tr.entry")].map(r => r.dataset.role + ":" + (r.querySelector(".identity").textContent.startsWith("baton client") ? "baton" : "foreign")).join(",") })()`, name)
+}
