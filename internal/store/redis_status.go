@@ -74,12 +74,15 @@ func NewRedisInspector(u URL, o Options) (*RedisInspector, error) {
 			one.Scheme = RedisTLS
 		}
 		opt, err := goredis.ParseURL(one.format(false))
-		if err == nil && u.TLS {
-			opt.TLSConfig, err = one.redisTLS(o.TLS)
-		}
 		if err != nil {
 			in.Close()
 			return nil, errors.New(redact.Secrets(err.Error(), u.Password))
+		}
+		if u.TLS {
+			if opt.TLSConfig, err = one.redisTLS(o.TLS); err != nil {
+				in.Close()
+				return nil, fmt.Errorf("%s: %w", u, err)
+			}
 		}
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = in.dial, in.dial, in.dial
 		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
