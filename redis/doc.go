@@ -7,7 +7,9 @@
 //
 // A lock named K uses these keys on the server:
 //
-//	K           string, the holder's random value (32 hex digits), with
+//	K           string, the holder's value: 32 random hex digits, then,
+//	            with WithIdentity, "." and the holder's identity (host,
+//	            pid, command) as base64url JSON (ParseValue reads it); with
 //	            the lock's ttl (SET K value NX PX ttl: the same key redsync
 //	            uses). A waiter that joins the line appends "+" to a baton
 //	            holder's value (not to another library's), so the release

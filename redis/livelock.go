@@ -2,9 +2,11 @@ package redis
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,6 +149,36 @@ func (h *liveLock) wait() { h.inflight.Wait() }
 func randomValue() string {
 	u := uuid.New()
 	return hex.EncodeToString(u[:])
+}
+
+// newValue is a lock value for one acquisition attempt: the random part,
+// then, with an identity, "." and the identity (stamped with ttl and the
+// time) in base64url: no '|', ' ' or '+', which the line's entries, the
+// hand-off messages and the release mark use.
+func newValue(ident *baton.Identity, ttl time.Duration) string {
+	v := randomValue()
+	if ident != nil {
+		id := *ident
+		id.TTL, id.Created = ttl, time.Now()
+		v += "." + base64.RawURLEncoding.EncodeToString(id.Bytes())
+	}
+	return v
+}
+
+// ParseValue returns the identity a baton lock value carries (a holder's
+// value in K, with or without the release mark "+", or the value in a
+// waiter's entry), and whether it carries one (WithIdentity).
+func ParseValue(v string) (baton.Identity, bool) {
+	v = strings.TrimSuffix(v, "+")
+	_, enc, ok := strings.Cut(v, ".")
+	if !ok {
+		return baton.Identity{}, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		return baton.Identity{}, false
+	}
+	return baton.ParseIdentity(b)
 }
 
 // expiryTime is the hold's loss deadline; the zero Time once the lease

@@ -49,10 +49,11 @@ const cleanupTimeout = 2 * time.Second
 // A Mutex value is one holder, re-entrant like baton.Mutex. It must not be
 // copied after first use.
 type Mutex struct {
-	c   *Client
-	k   keys
-	ttl time.Duration
-	obs *observer // nil: no telemetry
+	c     *Client
+	k     keys
+	ttl   time.Duration
+	ident *baton.Identity // WithIdentity's, or nil
+	obs   *observer       // nil: no telemetry
 
 	gate   handle.Gate                 // one call at a time on this handle
 	levels handle.Reentrant[*liveLock] // what this handle holds, by level
@@ -61,7 +62,7 @@ type Mutex struct {
 // NewMutex returns a lock on key, a plain Redis key name. It does no I/O.
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
-	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, obs: newObserver("redis", key, o)}
+	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", key, o)}
 }
 
 // Key is the lock's Redis key.
@@ -147,7 +148,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		return l, nil
 	}
 
-	value := randomValue()
+	value := newValue(m.ident, m.ttl)
 	if try || !m.c.waited.has(m.k.lock) {
 		// Not contended when last taken here: try a plain SET NX PX with
 		// the token's INCR first, and join the line only if taken.

@@ -11,8 +11,9 @@ import (
 type Option func(*options)
 
 type options struct {
-	ttl time.Duration
-	tel baton.Telemetry
+	ttl   time.Duration
+	tel   baton.Telemetry
+	ident *baton.Identity // WithIdentity's, or nil
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
@@ -23,6 +24,17 @@ type options struct {
 // minimum.
 func WithTTL(ttl time.Duration) Option {
 	return func(o *options) { o.ttl = ttl }
+}
+
+// WithIdentity writes id into the lock's value, after its random part
+// (K = <32 hex digits>.<id as base64url JSON>), and into the waiter's
+// entry in the line, so that a reader of the keys (`baton status`,
+// ParseValue) can tell which host and process holds or waits, as the
+// node data tells on ZooKeeper and etcd; each attempt stamps it with the
+// lock's ttl and the time, as baton's nodes are. Without it the value is
+// the random part alone. Clients of either form share a lock.
+func WithIdentity(id baton.Identity) Option {
+	return func(o *options) { o.ident = &id }
 }
 
 func buildOptions(opts []Option) options {

@@ -74,10 +74,11 @@ const noQuorumRounds = 3
 // Redlock value is one holder, re-entrant; it must not be copied after
 // first use.
 type Redlock struct {
-	q   *Quorum
-	k   keys
-	ttl time.Duration
-	obs *observer // nil: no telemetry
+	q     *Quorum
+	k     keys
+	ttl   time.Duration
+	ident *baton.Identity // WithIdentity's, or nil
+	obs   *observer       // nil: no telemetry
 
 	gate   handle.Gate                 // one call at a time on this handle
 	levels handle.Reentrant[*liveLock] // what this handle holds, by level
@@ -90,7 +91,7 @@ type Redlock struct {
 // NewRedlock returns a Redlock on key over q's masters. It does no I/O.
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	o := buildOptions(opts)
-	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, obs: newObserver("redlock", key, o)}
+	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redlock", key, o)}
 }
 
 // Key is the lock's Redis key.
@@ -210,7 +211,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		return l, nil
 	}
 
-	value := randomValue()
+	value := newValue(r.ident, r.ttl)
 	n := len(r.q.nodes)
 	at := make([]place, n) // our entries in the lines, from the last round
 	var wake <-chan handoff

@@ -239,12 +239,16 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 	if u.User != "" && s.Session != nil && etcd.CredentialsIgnored(s.Session) {
 		fmt.Fprintf(m.Stderr, "baton: warning: %s has authentication off: the user and password were not checked, and any client may take these locks\n", u)
 	}
-	if s.Session != nil && sf.verb != "" {
-		// The identity written into our nodes says what holds them
-		// (`baton status` shows it); CMD's arguments stay out of it.
+	if sf.verb != "" {
+		// The identity written into our nodes (and Redis lock values)
+		// says what holds them (`baton status` shows it); CMD's
+		// arguments stay out of it.
 		id := baton.DefaultIdentity()
 		id.Cmd = strings.TrimSpace("baton " + sf.verb + " " + sf.name)
-		s.Session = s.Session.WithIdentity(id)
+		s.Identity = &id
+		if s.Session != nil {
+			s.Session = s.Session.WithIdentity(id)
+		}
 	}
 	if sf.withTTL && s.Session != nil {
 		if got := s.Session.TTL(); got != sf.ttl {

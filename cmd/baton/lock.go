@@ -41,11 +41,20 @@ func newLocker(s *store.Store, name string, spec lockSpec) Locker {
 	case spec.shared:
 		return readLocker{baton.NewRWMutex(s.Session, name)}
 	case s.Redis != nil:
-		return redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry))
+		return redis.NewMutex(s.Redis, name, redisOptions(s)...)
 	case s.Quorum != nil:
-		return redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry))
+		return redis.NewRedlock(s.Quorum, name, redisOptions(s)...)
 	}
 	return baton.NewMutex(s.Session, name, baton.LockDelay(spec.delay))
+}
+
+// redisOptions are the options of s's Redis locks.
+func redisOptions(s *store.Store) []redis.Option {
+	opts := []redis.Option{redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry)}
+	if s.Identity != nil {
+		opts = append(opts, redis.WithIdentity(*s.Identity))
+	}
+	return opts
 }
 
 // readLocker is an RWMutex's read side as a Locker: `baton lock --shared`

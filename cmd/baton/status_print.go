@@ -10,6 +10,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
+	"github.com/batonhq/baton/redis"
 )
 
 // nodesOf returns the nodes of a directory's listing.
@@ -30,15 +31,13 @@ func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.T
 	for _, l := range locks {
 		if l.Holder != "" {
 			votes[l.Holder]++
-			rep.Entries = append(rep.Entries, layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleHolder, Identity: redisIdentity(l.Holder), Session: l.Holder, Age: -1, TTL: l.Left,
-				Token: l.Token, Kind: baton.KindLock, Node: name + "@" + l.Server})
+			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
+				Role: layout.RoleHolder, TTL: l.Left, Token: l.Token, Kind: baton.KindLock, Node: name + "@" + l.Server}, l.Holder, now))
 		}
 		for i, w := range l.Waiters {
 			waiting[w] = true
-			rep.Entries = append(rep.Entries, layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleWaiter, Identity: redisIdentity(w), Session: w, Age: -1, TTL: -1,
-				Seq: int64(i + 1), Kind: baton.KindLock, Node: name + ":queue@" + l.Server})
+			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
+				Role: layout.RoleWaiter, TTL: -1, Seq: int64(i + 1), Kind: baton.KindLock, Node: name + ":queue@" + l.Server}, w, now))
 		}
 	}
 	if len(rep.Entries) > 0 {
@@ -57,17 +56,30 @@ func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.T
 	return statusReport{Store: u.String(), Held: rep.Held(), Report: rep}
 }
 
-// redisIdentity is a Redis holder's identity where its value carries one.
-// baton's own values are 32 random hex digits (package redis): a baton
-// client, whose host and pid Redis does not keep.
-func redisIdentity(v string) string {
-	if id, ok := baton.ParseIdentity([]byte(v)); ok {
-		return fmt.Sprintf("%s pid %d %s", id.Host, id.PID, id.Cmd)
+// redisEntry is a Redis lock entry for value v (a holder's or a
+// waiter's): its identity, host, pid, command and age where v carries
+// baton's identity (redis.WithIdentity); a baton value without one (a
+// library client's) is a "baton client", any other "foreign".
+func redisEntry(e layout.Entry, v string, now time.Time) layout.Entry {
+	e.Identity, e.Age = "foreign", -1
+	e.Session, _, _ = strings.Cut(v, ".") // the random part: the identity follows
+	id, ok := redis.ParseValue(v)
+	if !ok {
+		if store.BatonValue(v) {
+			e.Identity, e.Peer = "baton client (its value carries no identity)", layout.PeerBaton
+		}
+		return e
 	}
-	if store.BatonValue(v) {
-		return "baton client (Redis keeps no host or pid)"
+	e.Peer = layout.PeerBaton
+	e.Identity = fmt.Sprintf("%s pid %d", id.Host, id.PID)
+	if id.Cmd != "" {
+		e.Identity += " " + id.Cmd
 	}
-	return "foreign"
+	e.Host, e.PID, e.Cmd = id.Host, id.PID, id.Cmd
+	if !id.Created.IsZero() {
+		e.Age = max(now.Sub(id.Created), 0)
+	}
+	return e
 }
 
 // summary says what the name holds besides its holders and waiters.

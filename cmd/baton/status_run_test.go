@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -79,6 +82,74 @@ func TestStatusRedis(t *testing.T) {
 			holder.signal(2)
 			if code := waiter.wait(10 * time.Second); code != 0 {
 				t.Fatalf("waiter exit %d", code)
+			}
+		})
+	}
+}
+
+// TestStatusRedisIdentityHeldWatch: on Redis and Redlock, status names
+// the holder and the waiter (host, pid, command from the lock's value),
+// with the holder's age and TTL left; --held answers by exit status, and
+// --watch redraws when the holder comes and goes.
+func TestStatusRedisIdentityHeldWatch(t *testing.T) {
+	t.Parallel()
+	for _, st := range testStores {
+		if st.sessions {
+			continue
+		}
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			e := env("BATON_STORE=" + st.url(st.start(t)))
+			const name = "rid"
+			if _, _, code := run(t, e, "status", "--held", name); code != exitNotHeld {
+				t.Fatalf("--held on a free lock: exit %d, want %d", code, exitNotHeld)
+			}
+			w := start(t, e, "status", "--watch", "--json", name)
+			w.waitOutput(`"holders":0`, 10*time.Second)
+			holder := start(t, e, "lock", "--ttl", "5s", name)
+			holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+			w.waitOutput(`"holders":1`, 10*time.Second)
+			waiter := start(t, e, "lock", "--ttl", "5s", name, "--", "true")
+			rep := waitReport(t, e, name, "a holder and a waiter", counts(1, 1))
+			host, _ := os.Hostname()
+			var sawHolder, sawWaiter bool
+			for _, x := range rep.Entries {
+				switch x.Role {
+				case "holder":
+					sawHolder = true
+					if x.PID != holder.cmd.Process.Pid || x.Host != host || x.Cmd != "baton lock "+name || x.Peer != "baton" ||
+						x.Age < 0 || x.TTL <= 0 || x.TTL > 5*time.Second || !strings.HasPrefix(x.Identity, host+" pid ") {
+						t.Errorf("holder entry %+v", x)
+					}
+				case "waiter":
+					sawWaiter = true
+					if x.PID != waiter.cmd.Process.Pid || x.Cmd != "baton lock "+name {
+						t.Errorf("waiter entry %+v", x)
+					}
+				}
+			}
+			if !sawHolder || !sawWaiter {
+				t.Fatalf("entries %+v", rep.Entries)
+			}
+			if _, _, code := run(t, e, "status", "--held", name); code != 0 {
+				t.Fatalf("--held on a held lock: exit %d", code)
+			}
+			holder.signal(syscall.SIGINT)
+			for _, p := range []*proc{holder, waiter} {
+				if code := p.wait(15 * time.Second); code != 0 {
+					t.Fatalf("lock exit %d: %q", code, p.stderr.String())
+				}
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for strings.Count(w.stdout.String(), `"holders":0`) < 2 {
+				if time.Now().After(deadline) {
+					t.Fatalf("--watch did not redraw after the release: %q", w.stdout.String())
+				}
+				<-time.After(20 * time.Millisecond) // poll interval
+			}
+			w.signal(syscall.SIGINT)
+			if code := w.wait(10 * time.Second); code != 0 {
+				t.Fatalf("status --watch exit %d: %q", code, w.stderr.String())
 			}
 		})
 	}

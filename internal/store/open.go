@@ -50,6 +50,9 @@ type Store struct {
 	Redis *redis.Client
 	// Quorum is the masters of a redlock:// store (nil otherwise).
 	Quorum *redis.Quorum
+	// Identity is what Redis locks write into their values
+	// (redis.WithIdentity), or nil; session stores write their Session's.
+	Identity *baton.Identity
 	// TTL is the lock validity to give Redis locks (Options.TTL).
 	TTL time.Duration
 	// Telemetry is what the Redis locks made on this store report to

@@ -211,9 +211,11 @@ func (in *RedisInspector) Names(ctx context.Context, prefix string, limit int) (
 }
 
 // BatonValue says whether v is a holder value of package redis: 32
-// lowercase hex digits.
+// lowercase hex digits, alone or before "." and the holder's identity
+// (redis.WithIdentity, read by redis.ParseValue).
 func BatonValue(v string) bool {
-	return len(v) == 32 && strings.Trim(v, "0123456789abcdef") == ""
+	h, _, _ := strings.Cut(v, ".")
+	return len(h) == 32 && strings.Trim(h, "0123456789abcdef") == ""
 }
 
 // EscapeGlob escapes the characters SCAN's MATCH pattern gives a meaning.

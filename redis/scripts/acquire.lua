@@ -40,7 +40,7 @@ if ARGV[3] == 'f' then
     for _ = 1, 100 do
       local h = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
       if not h then break end
-      local hv, dl = string.match(h, '^([0-9a-f]+)|(%d+)|')
+      local hv, dl = string.match(h, '^([^|]+)|(%d+)|')
       if hv and tonumber(dl) >= now then
         first = hv
         break
@@ -81,8 +81,11 @@ if ARGV[3] == 't' then
   return {0, redis.call('PTTL', KEYS[1])}
 end
 
--- Mark a baton holder's value, so its release looks at the line.
-if cur ~= '' and string.len(cur) == 32 and not string.find(cur, '[^0-9a-f]') then
+-- Mark a baton holder's value (32 hex digits, alone or before "." and
+-- the holder's identity; not marked yet), so its release looks at the line.
+local h32 = string.sub(cur, 1, 32)
+if string.len(h32) == 32 and not string.find(h32, '[^0-9a-f]') and
+   (string.len(cur) == 32 or (string.sub(cur, 33, 33) == '.' and string.sub(cur, -1) ~= '+')) then
   redis.call('APPEND', KEYS[1], '+')
 end
 local pttl = redis.call('PTTL', KEYS[1])

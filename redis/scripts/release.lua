@@ -52,7 +52,7 @@ for _ = 1, 1000 do
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
-  local nv, dl, ttl, ch = string.match(e[1], '^([0-9a-f]+)|(%d+)|(%d+)|(.+)$')
+  local nv, dl, ttl, ch = string.match(e[1], '^([^|]+)|(%d+)|(%d+)|(.+)$')
   if nv and tonumber(dl) >= now then
     redis.call('SET', KEYS[1], nv .. '+', 'PX', ttl)
     local tok = 0
