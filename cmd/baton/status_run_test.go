@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/redistest"
 )
 
 func TestStatusJSON(t *testing.T) {
@@ -152,5 +154,31 @@ func TestStatusRedisIdentityHeldWatch(t *testing.T) {
 				t.Fatalf("status --watch exit %d: %q", code, w.stderr.String())
 			}
 		})
+	}
+}
+
+// On Redis, --watch redraws on a change of holders, not as the holder's
+// age and TTL count on.
+func TestStatusRedisWatchQuietWhileUnchanged(t *testing.T) {
+	t.Parallel()
+	e := env("BATON_STORE=redis://" + redistest.Start(t, redistest.Config{}).Addr())
+	holder := start(t, e, "lock", "--ttl", "5s", "quiet")
+	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	w := start(t, e, "status", "--watch", "--json", "quiet")
+	w.waitOutput(`"holders":1`, 10*time.Second)
+	// Several polls (every 250 ms) of an unchanged lock: no redraw. The
+	// marker lock's release below bounds the wait by an event.
+	marker := start(t, e, "lock", "--ttl", "5s", "quiet-marker", "--", "sleep", "1.5")
+	if code := marker.wait(15 * time.Second); code != 0 {
+		t.Fatalf("marker exit %d", code)
+	}
+	if n := strings.Count(w.stdout.String(), "\n"); n != 1 {
+		t.Fatalf("--watch printed %d reports of an unchanged lock: %q", n, w.stdout.String())
+	}
+	holder.signal(syscall.SIGINT)
+	w.waitOutput(`"holders":0`, 10*time.Second)
+	w.signal(syscall.SIGINT)
+	if code := w.wait(10 * time.Second); code != 0 {
+		t.Fatalf("status --watch exit %d", code)
 	}
 }
