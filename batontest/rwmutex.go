@@ -406,7 +406,7 @@ func testRWMutexWithMutex(t *testing.T, h Harness) {
 	go func() {
 		_, err := mu.Lock(ctx)
 		if err == nil && inside.Load() != 0 {
-			err = fmt.Errorf("Mutex acquired with %d readers inside", inside.Load())
+			err = fmt.Errorf("the Mutex acquired with %d readers inside", inside.Load())
 		}
 		got <- err
 	}()
