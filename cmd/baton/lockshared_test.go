@@ -23,8 +23,9 @@ func statusOf(t *testing.T, e []string, name string) statusReport {
 	return rep
 }
 
-// waitReport polls `baton status --json name` until ok holds (10 s).
-func waitReport(t *testing.T, e []string, name, what string, ok func(statusReport) bool) statusReport {
+// waitReport polls `baton status --json name` until ok holds (10 s). On
+// failure it shows the state of the processes ps.
+func waitReport(t *testing.T, e []string, name, what string, ok func(statusReport) bool, ps ...*proc) statusReport {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -33,6 +34,14 @@ func waitReport(t *testing.T, e []string, name, what string, ok func(statusRepor
 			return rep
 		}
 		if time.Now().After(deadline) {
+			for _, p := range ps {
+				select {
+				case <-p.done:
+					t.Logf("baton %v exited %d: stderr %q", p.cmd.Args[1:], p.code, p.stderr.String())
+				default:
+					t.Logf("baton %v runs: stderr %q", p.cmd.Args[1:], p.stderr.String())
+				}
+			}
 			t.Fatalf("status of %s never showed %s: %+v", name, what, rep)
 		}
 		<-time.After(20 * time.Millisecond) // poll interval

@@ -58,14 +58,17 @@ func TestWaiterSurvivesOutage(t *testing.T) {
 			for i := range outageRuns {
 				name := fmt.Sprintf("/outage%d", i)
 				long := i%2 == 1
-				holder := start(t, e, "lock", "--ttl", "20s", name)
+				// The holder's session outlives even a slow restart.
+				holder := start(t, e, "lock", "--ttl", "60s", name)
 				holder.waitOutput("BATON_TOKEN=", 20*time.Second)
+				// A waiter's TTL long enough for its CMD to run under
+				// load once it holds; the long outage outlasts it.
 				ttl, down := "20s", time.Duration(0)
 				if long {
-					ttl, down = "1s", 2*time.Second
+					ttl, down = "3s", 4*time.Second
 				}
 				waiter := start(t, e, "lock", "--ttl", ttl, name, "--", "echo", "acquired")
-				waitReport(t, e, name, "the waiter queued", counts(1, 1))
+				waitReport(t, e, name, "the waiter queued", counts(1, 1), holder, waiter)
 				if err := restart(down); err != nil {
 					t.Fatal(err)
 				}
@@ -74,7 +77,7 @@ func TestWaiterSurvivesOutage(t *testing.T) {
 				}
 				// The waiter is back in line (rejoined, or its node kept;
 				// a lost session's node gone), and the holder still holds.
-				waitReport(t, e, name, "the waiter in line after the restart", counts(1, 1))
+				waitReport(t, e, name, "the waiter in line after the restart", counts(1, 1), holder, waiter)
 				select {
 				case <-waiter.done:
 					t.Fatalf("run %d: the waiter exited %d during the outage; stderr %q", i, waiter.code, waiter.stderr.String())

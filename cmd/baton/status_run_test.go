@@ -108,11 +108,11 @@ func TestStatusRedisIdentityHeldWatch(t *testing.T) {
 			}
 			w := start(t, e, "status", "--watch", "--json", name)
 			w.waitOutput(`"holders":0`, 10*time.Second)
-			holder := start(t, e, "lock", "--ttl", "5s", name)
-			holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+			holder := start(t, e, "lock", "--ttl", "2s", name)
+			holder.waitOutput("BATON_TOKEN=", 20*time.Second)
 			w.waitOutput(`"holders":1`, 10*time.Second)
-			waiter := start(t, e, "lock", "--ttl", "5s", name, "--", "true")
-			rep := waitReport(t, e, name, "a holder and a waiter", counts(1, 1))
+			waiter := start(t, e, "lock", "--ttl", "2s", name, "--", "true")
+			rep := waitReport(t, e, name, "a holder and a waiter", counts(1, 1), holder, waiter)
 			host, _ := os.Hostname()
 			var sawHolder, sawWaiter bool
 			for _, x := range rep.Entries {
@@ -120,7 +120,7 @@ func TestStatusRedisIdentityHeldWatch(t *testing.T) {
 				case "holder":
 					sawHolder = true
 					if x.PID != holder.cmd.Process.Pid || x.Host != host || x.Cmd != "baton lock "+name || x.Peer != "baton" ||
-						x.Age < 0 || x.TTL <= 0 || x.TTL > 5*time.Second || !strings.HasPrefix(x.Identity, host+" pid ") {
+						x.Age < 0 || x.TTL <= 0 || x.TTL > 2*time.Second || !strings.HasPrefix(x.Identity, host+" pid ") {
 						t.Errorf("holder entry %+v", x)
 					}
 				case "waiter":
