@@ -107,7 +107,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
 	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--kill-after 10s] [--lock-delay D] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
-	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain `baton lock` (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
+	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain 'baton lock' (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	delay := fs.Duration("lock-delay", 0, "after a holder's session ended without a release, keep the lock unavailable this long (Chubby's lock-delay; zk:// and etcd:// only; every client of the lock must use the same)")
