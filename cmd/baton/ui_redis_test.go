@@ -98,10 +98,10 @@ func TestUIRedis(t *testing.T) {
 	}
 }
 
-// redisRowsJS lists a Redis lock's rows as "role:baton" (a baton client)
-// or "role:foreign".
+// redisRowsJS lists a Redis lock's rows as "role:baton" (a baton client:
+// its identity from the value, or "baton client") or "role:foreign".
 func redisRowsJS(name string) string {
 	return fmt.Sprintf(`(() => { const b = [...document.querySelectorAll(".instance")].find(e => e.dataset.name === %q);
   if (!b) return "absent";
-  return [...b.querySelectorAll("tr.entry")].map(r => r.dataset.role + ":" + (r.querySelector(".identity").textContent.startsWith("baton client") ? "baton" : "foreign")).join(",") })()`, name)
+  return [...b.querySelectorAll("tr.entry")].map(r => r.dataset.role + ":" + (r.querySelector(".identity").textContent.startsWith("foreign") ? "foreign" : "baton")).join(",") })()`, name)
 }
