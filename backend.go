@@ -52,6 +52,13 @@ type Node struct {
 	Owner string
 	// Created is when the node was created, if the store records it.
 	Created time.Time
+	// Version is the version of the node's data as Get read it (or Create
+	// made it): ZooKeeper's
+	// dataVersion (an int32, which wraps), etcd's ModRevision, the memory
+	// store's count of writes. Every write of the data changes it; only
+	// equality is meaningful (never order: ZooKeeper's wraps). Listings
+	// need not carry it.
+	Version int64
 }
 
 // OpKind is what an Op does.
@@ -118,6 +125,11 @@ type Conn interface {
 	// WaitExists returns the node at path once it exists (at once if it
 	// does).
 	WaitExists(ctx context.Context, path string) (Node, error)
+	// WaitChanged returns nil once the data of that incarnation of n has
+	// been written since Get read it at n.Version, and an error wrapping
+	// ErrNotFound once n is gone; at once if either is so already. It
+	// watches n alone.
+	WaitChanged(ctx context.Context, n Node) error
 	// Commit applies ops atomically, only while guard (that incarnation)
 	// still exists; otherwise it returns ErrGuard and applies nothing. A zero
 	// guard applies ops unconditionally, still atomically.

@@ -22,6 +22,7 @@ var connSuite = []struct {
 	{"Conn/SessionGone", testConnSessionGone},
 	{"Conn/CancelledContext", testConnCancelled},
 	{"Conn/CancelWhileWaiting", testConnCancelWaiting},
+	{"Conn/WaitChanged", testConnWaitChanged},
 }
 
 // RunConn runs the suite of the Conn contract (baton.Conn's doc) against
@@ -372,6 +373,7 @@ func connCalls(ctx context.Context, c baton.Conn, dir string, n baton.Node) map[
 	errs["WaitGone"] = c.WaitGone(ctx, n)
 	errs["WaitChildren"] = c.WaitChildren(ctx, dir, nil)
 	_, errs["WaitExists"] = c.WaitExists(ctx, baton.Join(dir, "never"))
+	errs["WaitChanged"] = c.WaitChanged(ctx, n)
 	errs["Commit"] = c.Commit(ctx, n, baton.Op{Kind: baton.OpSet, Node: n, Data: []byte("x")})
 	errs["Commit unguarded"] = c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpCreate, Dir: dir, Name: "made", Flags: baton.Ephemeral})
 	if cl, ok := c.(baton.CreateLister); ok {
@@ -472,6 +474,7 @@ func testConnCancelWaiting(t *testing.T, h Harness) {
 	}
 	waits := map[string]func(context.Context) error{
 		"WaitGone":     func(ctx context.Context) error { return c.WaitGone(ctx, n) },
+		"WaitChanged":  func(ctx context.Context) error { return c.WaitChanged(ctx, n) },
 		"WaitChildren": func(ctx context.Context) error { return c.WaitChildren(ctx, dir, list) },
 		"WaitExists": func(ctx context.Context) error {
 			_, err := c.WaitExists(ctx, baton.Join(dir, "never"))
@@ -496,5 +499,63 @@ func testConnCancelWaiting(t *testing.T, h Harness) {
 			}
 			cancel()
 		}
+	}
+}
+
+// WaitChanged wakes on a write of the node's data (by another session)
+// and on its delete (ErrNotFound), at once when the data was written
+// after the version it is given, and not before; Get's Version changes
+// with every write.
+func testConnWaitChanged(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	dir := h.Path(t)
+	ss := sessions(t, h, 2)
+	c, other := ss[0].Conn(), ss[1].Conn()
+	made, err := c.Create(ctx, dir, "data", []byte("a"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, n, err := c.Get(ctx, made.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(n baton.Node) chan error {
+		res := make(chan error, 1)
+		go func() { res <- c.WaitChanged(ctx, n) }()
+		return res
+	}
+	quiet := func(res chan error, what string) {
+		t.Helper()
+		select {
+		case err := <-res:
+			t.Fatalf("WaitChanged returned %v %s", err, what)
+		case <-time.After(notReturning):
+		}
+	}
+	res := wait(n)
+	quiet(res, "before any write")
+	if err := other.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpSet, Node: n, Data: []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-res; err != nil {
+		t.Fatalf("WaitChanged after a write: %v", err)
+	}
+	data, n2, err := c.Get(ctx, n.Path)
+	if err != nil || string(data) != "b" || n2.Version == n.Version || n2.Token != n.Token {
+		t.Fatalf("Get after a write: %q version %d (was %d) token %d (was %d) %v", data, n2.Version, n.Version, n2.Token, n.Token, err)
+	}
+	if err := c.WaitChanged(ctx, n); err != nil {
+		t.Fatalf("WaitChanged at an old version: %v, want nil at once", err)
+	}
+	res = wait(n2)
+	quiet(res, "with no write since its version")
+	if err := other.Delete(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-res; !errors.Is(err, baton.ErrNotFound) {
+		t.Fatalf("WaitChanged after a delete: %v, want ErrNotFound", err)
+	}
+	if err := c.WaitChanged(ctx, n2); !errors.Is(err, baton.ErrNotFound) {
+		t.Fatalf("WaitChanged on a gone node: %v, want ErrNotFound", err)
 	}
 }

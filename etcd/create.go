@@ -88,7 +88,7 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 		c.saw(resp.Header.Revision)
 		var n baton.Node
 		if resp.Succeeded {
-			n = baton.Node{Path: key, Seq: resp.Header.Revision, Token: resp.Header.Revision}
+			n = baton.Node{Path: key, Seq: resp.Header.Revision, Token: resp.Header.Revision, Version: resp.Header.Revision}
 			n.Name = key[len(prefix(dir)):]
 			n.Kind, _ = parseName(n.Name)
 			n.Created = createdOf(n.Name)

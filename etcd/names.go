@@ -194,6 +194,7 @@ func nodeOf(kv *mvccpb.KeyValue) baton.Node {
 		Seq:     kv.CreateRevision,
 		Token:   kv.CreateRevision,
 		Created: createdOf(name),
+		Version: kv.ModRevision,
 	}
 	if kv.Lease != 0 {
 		n.Owner = strconv.FormatInt(kv.Lease, 16)

@@ -281,6 +281,59 @@ func sameIncarnation(kv *mvccpb.KeyValue, n baton.Node) bool {
 	return n.Token == 0 || kv.CreateRevision == n.Token
 }
 
+// WaitChanged returns once that incarnation of n (its CreateRevision,
+// n.Token) has been written since n.Version (its ModRevision) or is gone
+// (ErrNotFound). It watches n's key alone.
+func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
+	if err := checkDir(n.Path); err != nil {
+		return err
+	}
+	return c.rewatch(ctx, func() error { return c.waitChanged(ctx, n) })
+}
+
+func (c *conn) waitChanged(ctx context.Context, n baton.Node) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	w, err := c.openWatch(ctx, n.Path)
+	if err != nil {
+		return err
+	}
+	defer w.cancel()
+	resp, err := c.readAtLeast(ctx, n.Path, w.rev)
+	if err != nil {
+		return err
+	}
+	changed := func(kv *mvccpb.KeyValue) (bool, error) {
+		if kv == nil || !sameIncarnation(kv, n) {
+			return true, fmt.Errorf("%w: %s", baton.ErrNotFound, n.Path)
+		}
+		return kv.ModRevision != n.Version, nil
+	}
+	var kv *mvccpb.KeyValue
+	if len(resp.Kvs) > 0 {
+		kv = resp.Kvs[0]
+	}
+	if done, err := changed(kv); done || err != nil {
+		return err
+	}
+	for {
+		evs, err := c.next(ctx, w, n.Path)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			kv := ev.Kv
+			if ev.Type == mvccpb.DELETE {
+				kv = nil
+			}
+			if done, err := changed(kv); done || err != nil {
+				return err
+			}
+		}
+	}
+}
+
 // WaitChildren returns once the direct children of dir differ from since
 // (baton.ChildrenDiffer), at once if they already do.
 func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {

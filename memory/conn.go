@@ -269,6 +269,24 @@ func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) 
 	return found, err
 }
 
+// WaitChanged returns once that incarnation of n has data of another
+// version than n.Version, or is gone (ErrNotFound).
+func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
+	if err := validPath(n.Path); err != nil {
+		return err
+	}
+	gone := false
+	err := c.wait(ctx, n.Path, "data", func() bool {
+		cur := c.st.lookup(n)
+		gone = cur == nil
+		return gone || cur.version != n.Version
+	})
+	if err == nil && gone {
+		return fmt.Errorf("%w: %s", baton.ErrNotFound, n.Path)
+	}
+	return err
+}
+
 func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {
 	if err := c.begin(ctx); err != nil {
 		return err
@@ -300,7 +318,9 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 		case baton.OpSet:
 			n := c.st.lookup(op.Node)
 			n.data = append([]byte(nil), op.Data...)
+			n.version++
 			c.st.zxid++
+			c.st.fire(n.path(), nil, "data")
 		case baton.OpDelete:
 			c.st.remove(c.st.lookup(op.Node), c)
 		case baton.OpCreate:

@@ -42,16 +42,18 @@ type node struct {
 	seqd            bool
 	owner           string
 	data            []byte
+	version         int64 // writes of data since creation
 	created         time.Time
 }
 
 func (n *node) path() string { return baton.Join(n.dir, n.name) }
 
 func (n *node) public() baton.Node {
-	return baton.Node{Path: n.path(), Name: n.name, Kind: n.kind, Seq: n.seq, Token: n.token, Owner: n.owner, Created: n.created}
+	return baton.Node{Path: n.path(), Name: n.name, Kind: n.kind, Seq: n.seq, Token: n.token, Owner: n.owner, Created: n.created, Version: n.version}
 }
 
-// watch is one pending one-shot watch. kind is "gone", "kids" or "exists".
+// watch is one pending one-shot watch. kind is "gone", "kids", "exists"
+// or "data" (a write of the node's data, or its removal).
 type watch struct {
 	kind string
 	ch   chan struct{}
@@ -251,7 +253,7 @@ func (s *Store) remove(n *node, by *conn) {
 		delete(s.kids, n.dir)
 	}
 	s.zxid++
-	s.fire(n.path(), by, "gone")
+	s.fire(n.path(), by, "gone", "data")
 	s.fire(n.dir, nil, "kids")
 }
 

@@ -130,6 +130,7 @@ func (c *conn) statNode(path string, st *gozk.Stat) baton.Node {
 	}
 	if st != nil {
 		n.Token = st.Czxid
+		n.Version = int64(st.Version)
 		n.Owner = ownerID(st.EphemeralOwner)
 		if st.Ctime > 0 {
 			n.Created = msTime(st.Ctime)

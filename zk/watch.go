@@ -32,6 +32,25 @@ func (c *conn) wait(ctx context.Context, ch <-chan gozk.Event) (gozk.Event, erro
 // WaitGone watches n alone (an exists watch), so a release wakes only the
 // waiter behind it.
 func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
+	return c.watchNode(ctx, n, func(st *gozk.Stat) (bool, error) { return st == nil, nil })
+}
+
+// WaitChanged returns once that incarnation of n has another data
+// version than n.Version (nil) or is gone (ErrNotFound). It sets an exists
+// watch, which ZooKeeper fires on a write of the data as on a delete.
+func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
+	return c.watchNode(ctx, n, func(st *gozk.Stat) (bool, error) {
+		if st == nil {
+			return true, fmt.Errorf("%w: %s", baton.ErrNotFound, n.Path)
+		}
+		return int64(st.Version) != n.Version, nil
+	})
+}
+
+// watchNode sets an exists watch on n, again after each event, until
+// over, given n's stat (nil when that incarnation is gone), says the wait
+// is over, with its result.
+func (c *conn) watchNode(ctx context.Context, n baton.Node, over func(st *gozk.Stat) (bool, error)) error {
 	if err := checkPath(n.Path); err != nil {
 		return err
 	}
@@ -49,7 +68,10 @@ func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
 			return err
 		}
 		if !ok || (n.Token != 0 && st.Czxid != n.Token) {
-			return nil
+			st = nil
+		}
+		if done, err := over(st); done {
+			return err
 		}
 		ev, err := c.wait(ctx, ch)
 		if err != nil {
@@ -59,7 +81,9 @@ func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
 			return err
 		}
 		if ev.Type == gozk.EventNodeDeleted {
-			return nil
+			if done, err := over(nil); done {
+				return err
+			}
 		}
 	}
 }
