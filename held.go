@@ -20,14 +20,22 @@ type nodeHold struct {
 	end   func(error)
 	stop  context.CancelFunc // stops watching the session and the node
 	quiet chan struct{}      // closed once the watching has stopped
+
+	revocable bool // also watch the node's data for RevokeMarker
 }
 
 // holdNode returns the hold of our node me on the lock named key, and
 // starts watching the session and the node.
 func holdNode(s *Session, tel *telemetry.Handle, a *telemetry.Acquire, key string, me Node) *nodeHold {
+	return holdNodeRevocable(s, tel, a, key, me, false)
+}
+
+// holdNodeRevocable is holdNode that, with revocable, also watches our
+// node's data for a revocation request (see Revocable).
+func holdNodeRevocable(s *Session, tel *telemetry.Handle, a *telemetry.Acquire, key string, me Node, revocable bool) *nodeHold {
 	l, end := s.newLease(tel, a, key, me.Token)
 	ctx, stop := context.WithCancel(context.Background())
-	h := &nodeHold{s: s, node: me, lease: l, end: end, stop: stop, quiet: make(chan struct{})}
+	h := &nodeHold{s: s, node: me, lease: l, end: end, stop: stop, quiet: make(chan struct{}), revocable: revocable}
 	go h.watch(ctx)
 	return h
 }
@@ -38,6 +46,14 @@ func (h *nodeHold) watch(ctx context.Context) {
 	defer close(h.quiet)
 	removed, waited := make(chan struct{}), make(chan struct{})
 	defer func() { <-waited }()
+	if h.revocable {
+		asked := make(chan struct{})
+		defer func() { <-asked }()
+		go func() {
+			defer close(asked)
+			watchRevoke(ctx, h.s, h.node, h.lease)
+		}()
+	}
 	go func() {
 		defer close(waited)
 		if waitRemoved(ctx, h.s, h.node) == nil {

@@ -33,6 +33,8 @@ type Mutex struct {
 	tel   *telemetry.Handle // nil: no telemetry
 	data  []byte            // our node's data, if not the session's identity
 	delay time.Duration     // the lock-delay; 0: none
+	// revocable: holds watch for a revocation request (Revocable)
+	revocable bool
 
 	gate handle.Gate // one call at a time on this handle
 	held nodeHeld
@@ -105,7 +107,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 			return nil, err
 		}
 	}
-	h := holdNode(m.s, m.tel, a, m.name, me)
+	h := holdNodeRevocable(m.s, m.tel, a, m.name, me, m.revocable)
 	return m.held.Take(h, h.lease), nil
 }
 

@@ -79,6 +79,8 @@ var suite = []struct {
 	{"MultiLock/PartLostEndsLease", testMultiLockPartLost},
 	{"MultiLock/InvalidParts", testMultiLockInvalid},
 	{"MultiLock/TryLockAllOrNothing", testMultiLockTryLock},
+	{"Revocation/HolderAsked", testRevocationAsked},
+	{"Revocation/NotRevocableUntouched", testRevocationNotRevocable},
 	{"LeaderSelector/RequeueTakesTurns", testSelectorRequeue},
 	{"LockDelay/ExpiredHolderDelays", testLockDelayExpired},
 	{"LockDelay/ReleasedOrOffNoDelay", testLockDelayReleasedAndOff},

@@ -8,7 +8,7 @@ import (
 
 // completionFlags are the flags offered after a command; each command
 // rejects those it does not take.
-const completionFlags = "--store --dial-timeout --ttl --timeout --try --shared --retry -v --kill-after --lock-delay --tls-ca --tls-cert --tls-key " +
+const completionFlags = "--store --dial-timeout --ttl --timeout --try --shared --retry -v --kill-after --lock-delay --on-revoke --tls-ca --tls-cert --tls-key " +
 	"--value --observe --requeue --json -n --raw -0 --data-dir --listen --help"
 
 // completionVerbs are the verbs of the commands that take one.

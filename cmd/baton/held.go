@@ -11,12 +11,25 @@ import (
 // under a watchdog while l lasts (exit 76 if l is lost, CMD's status
 // otherwise); without one it prints env and holds until a signal. what
 // names the hold in messages ("lock NAME"); expiry is the hold's loss
-// deadline (nil if it has none).
+// deadline (nil if it has none). A revocation request on l (a lock taken
+// with --on-revoke term) stops CMD as a loss does, or ends the hold, and
+// baton exits with CMD's status (0 without CMD) once the caller released.
 func (m *Main) runHeld(sigs *signals, l *baton.Lease, expiry func() time.Time, what string, env, argv []string, killAfter time.Duration) error {
 	if argv == nil {
 		return m.holdUntilSignal(sigs, l, what, env)
 	}
-	res, err := m.runCmd(argv, env, sigs, runSpec{lost: l.Done(), killAfter: killAfter, guard: true, expiry: expiry})
+	stop, quit := make(chan struct{}), make(chan struct{})
+	defer close(quit)
+	go func() {
+		select {
+		case <-l.Done():
+		case <-l.RevokeRequested():
+		case <-quit:
+			return
+		}
+		close(stop)
+	}()
+	res, err := m.runCmd(argv, env, sigs, runSpec{lost: stop, killAfter: killAfter, guard: true, expiry: expiry})
 	if err != nil {
 		return err
 	}
@@ -25,6 +38,8 @@ func (m *Main) runHeld(sigs *signals, l *baton.Lease, expiry func() time.Time, w
 		return exitWith(exitFailure, fmt.Errorf("%s: the watchdog process was killed; CMD stopped", what))
 	case res.lost && l.Err() == nil && res.expired:
 		return exitWith(exitLost, fmt.Errorf("%s lost while CMD ran (no contact with the store confirmed before the loss deadline); the watchdog killed CMD", what))
+	case res.lost && l.Err() == nil:
+		return exitWith(res.status, fmt.Errorf("%s revoked on request while CMD ran; CMD stopped, releasing", what))
 	case res.lost:
 		return exitWith(exitLost, fmt.Errorf("%s lost while CMD ran (%v); CMD stopped", what, l.Err()))
 	}
@@ -54,5 +69,8 @@ func (m *Main) holdUntilSignal(sigs *signals, l *baton.Lease, what string, env [
 		return nil
 	case <-l.Done():
 		return exitWith(exitLost, fmt.Errorf("%s lost: %v", what, l.Err()))
+	case <-l.RevokeRequested():
+		fmt.Fprintf(m.Stderr, "baton: %s revoked on request; releasing\n", what)
+		return nil
 	}
 }

@@ -31,6 +31,8 @@ type lockSpec struct {
 	try    bool          // only if free (TryLock)
 	shared bool          // a read lock (session stores only)
 	delay  time.Duration // the lock-delay of a plain lock on a session store; 0: none
+	// revocable: --on-revoke term (a plain lock on a session store)
+	revocable bool
 }
 
 // newLocker returns the lock handle on name for s's kind of store: with
@@ -45,7 +47,11 @@ func newLocker(s *store.Store, name string, spec lockSpec) Locker {
 	case s.Quorum != nil:
 		return redis.NewRedlock(s.Quorum, name, redisOptions(s)...)
 	}
-	return baton.NewMutex(s.Session, name, baton.LockDelay(spec.delay))
+	opts := []baton.MutexOption{baton.LockDelay(spec.delay)}
+	if spec.revocable {
+		opts = append(opts, baton.Revocable())
+	}
+	return baton.NewMutex(s.Session, name, opts...)
 }
 
 // redisOptions are the options of s's Redis locks.
@@ -105,21 +111,30 @@ func lockOn(ctx context.Context, s *store.Store, name string, spec lockSpec) (ac
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--kill-after 10s] [--lock-delay D] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--kill-after 10s] [--lock-delay D] [--on-revoke ignore|term] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
 	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain 'baton lock' (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	delay := fs.Duration("lock-delay", 0, "after a holder's session ended without a release, keep the lock unavailable this long (Chubby's lock-delay; zk:// and etcd:// only; every client of the lock must use the same)")
+	onRevoke := fs.String("on-revoke", "ignore", "what a revocation request (baton revoke NAME, Curator's Revoker) does: ignore it, or term: stop CMD (as on a loss) and release (zk:// and etcd://, one NAME)")
 	retry, verbose := waitFlags(fs)
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	switch {
+	case *onRevoke != "ignore" && *onRevoke != "term":
+		return usageErr("lock: --on-revoke %q: want ignore or term", *onRevoke)
+	case *onRevoke == "term" && *shared:
+		return usageErr("lock: --on-revoke term is for the writer's lock, not --shared")
+	case *onRevoke == "term" && len(pos) > 1:
+		return usageErr("lock: --on-revoke term takes one NAME")
+	}
 	if *shared && *delay > 0 {
 		return usageErr("lock: --lock-delay is for the writer's lock, not --shared")
 	}
-	spec := lockSpec{try: *try, shared: *shared, delay: *delay}
+	spec := lockSpec{try: *try, shared: *shared, delay: *delay, revocable: *onRevoke == "term"}
 	// Several NAMEs only before "--": without it, words after NAME are a
 	// forgotten "--" (oneName says so), as in flock's "flock FILE CMD".
 	if *shared {
@@ -183,6 +198,8 @@ func (spec lockSpec) needs() string {
 		return "lock --shared (a read lock)"
 	case spec.delay > 0:
 		return "lock --lock-delay"
+	case spec.revocable:
+		return "lock --on-revoke term"
 	}
 	return ""
 }

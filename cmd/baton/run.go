@@ -107,6 +107,7 @@ func init() {
 			"        [--name N --initial-cluster N=h:p,… | --cluster FILE | --join URL]  a member of a cluster; serve members lists them"},
 		{name: "lock", run: (*Main).lock, usage: "lock [flags] [--try] [--shared] NAME [-- CMD [ARG…]] run CMD holding lock NAME (--shared: read lock)"},
 		{name: "elect", run: (*Main).elect, usage: "elect [flags] NAME [--value V] -- CMD [ARG…]         run CMD only while leader; --requeue: every turn; --observe to watch"},
+		{name: "revoke", run: (*Main).revoke, usage: "revoke [flags] NAME                                  ask the holder of lock NAME to let go (--on-revoke)"},
 		{name: "status", run: (*Main).status, usage: "status [flags] [--json] NAME                         holders and waiters of NAME"},
 		{name: "queue", run: (*Main).queue, usage: "queue put NAME VALUE… | take [--timeout D] NAME | len NAME"},
 		{name: "barrier", run: (*Main).barrier, usage: "barrier set|wait|remove NAME | barrier double -n N NAME [-- CMD]"},

@@ -27,13 +27,16 @@ type Lease struct {
 	done chan struct{}
 	mu   sync.Mutex
 	err  error
+
+	revokeOnce sync.Once
+	revoke     chan struct{} // closed when the holder is asked to let go
 }
 
 // NewLease returns a live lease for key with the given fencing token, and
 // the function that ends it with a cause (ErrNotHeld for a release, an
 // error wrapping ErrLost for a loss). Only the first call of end counts.
 func NewLease(key string, token int64) (*Lease, func(error)) {
-	l := &Lease{key: key, token: token, done: make(chan struct{})}
+	l := &Lease{key: key, token: token, done: make(chan struct{}), revoke: make(chan struct{})}
 	return l, l.end
 }
 
@@ -54,6 +57,16 @@ func (l *Lease) end(err error) {
 		close(l.done)
 	})
 }
+
+// RevokeRequested is closed when someone asks the holder to let go: the
+// revoke marker was written into the node of a revocable lock (Curator's
+// revocation protocol). Revocation is cooperative: the lease stays held
+// until its holder releases it. For a lease nobody can revoke it never
+// closes.
+func (l *Lease) RevokeRequested() <-chan struct{} { return l.revoke }
+
+// RequestRevoke closes RevokeRequested, once.
+func (l *Lease) RequestRevoke() { l.revokeOnce.Do(func() { close(l.revoke) }) }
 
 // Key is the lock's name on the store: the name the recipe was made with
 // (a ZooKeeper path, an etcd prefix, a Redis key).

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/batonhq/baton"
+)
+
+// revoke is `baton revoke NAME`: ask the holder of lock NAME to let go
+// (baton.Revoke: Curator's revoke marker written into the holder's node).
+// It exits 0 once the request is written, 3 if nobody holds NAME.
+func (m *Main) revoke(ctx context.Context, args []string) error {
+	var sf storeFlags
+	fs := m.newFlags("revoke", "revoke [--store URL] NAME\n"+
+		"       ask the holder of lock NAME to let go (a holder run with --on-revoke term stops CMD and releases;\n"+
+		"       Curator's revocable locks too); exit 0 once asked, 3 if nobody holds NAME", &sf, false)
+	pos, argv, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneName(fs, pos)
+	if err != nil {
+		return err
+	}
+	sf.name = name
+	if argv != nil {
+		return usageErr("revoke: unexpected CMD")
+	}
+	sigs := catchSignals()
+	defer sigs.stop()
+	s, err := m.openFor(ctx, sigs, &sf, "revoke")
+	if err != nil {
+		return err
+	}
+	defer closeStore(s)
+	n, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (baton.Node, error) { return baton.Revoke(ctx, s.Session, name) })
+	if errors.Is(err, baton.ErrNotHeld) {
+		return exitWith(exitNotHeld, fmt.Errorf("revoke %s: nobody holds it", name))
+	}
+	if err != nil {
+		return wrapExit(err, "revoke %s", name)
+	}
+	fmt.Fprintf(m.Stdout, "asked the holder of %s to let go (node %s, token %d)\n", name, n.Path, n.Token)
+	return nil
+}
