@@ -79,6 +79,13 @@ type Op struct {
 	Name  string // OpCreate: kind (sequential) or literal name
 	Flags Flags  // OpCreate
 	Data  []byte // OpSet, OpCreate
+	// IfVersion (OpSet, OpDelete) applies the op only while the node's
+	// data version is still Node.Version (as Get read it); otherwise
+	// Commit returns an error wrapping ErrConflict and applies nothing.
+	// On ZooKeeper a version of -1 (reached after 2^32-1 writes, as the
+	// int32 wraps) means "any" to the server, so such an op is refused
+	// with ErrConflict rather than sent unconditioned.
+	IfVersion bool
 }
 
 // Conn is one session's view of a coordination store: the primitives the

@@ -60,6 +60,9 @@ var (
 	// ErrUpgrade is returned by RWMutex.Lock on a handle that holds the read
 	// lock: the write request would wait for our own reader forever.
 	ErrUpgrade = errors.New("baton: cannot upgrade a read lock")
+	// ErrConflict means a versioned write found the data changed since it
+	// was read (Op.IfVersion, SharedCount.TrySet).
+	ErrConflict = errors.New("baton: changed meanwhile")
 	// ErrNoLeader is returned by Election.Leader when nobody leads.
 	ErrNoLeader = errors.New("baton: no leader")
 	// ErrIncompatible means a peer uses the name in a layout that does

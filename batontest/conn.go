@@ -23,6 +23,7 @@ var connSuite = []struct {
 	{"Conn/CancelledContext", testConnCancelled},
 	{"Conn/CancelWhileWaiting", testConnCancelWaiting},
 	{"Conn/WaitChanged", testConnWaitChanged},
+	{"Conn/CommitIfVersion", testConnCommitIfVersion},
 }
 
 // RunConn runs the suite of the Conn contract (baton.Conn's doc) against
@@ -557,5 +558,44 @@ func testConnWaitChanged(t *testing.T, h Harness) {
 	}
 	if err := c.WaitChanged(ctx, n2); !errors.Is(err, baton.ErrNotFound) {
 		t.Fatalf("WaitChanged on a gone node: %v, want ErrNotFound", err)
+	}
+}
+
+// A Set or Delete with IfVersion applies only at the data version it was
+// read at: at a stale one Commit returns ErrConflict and applies nothing,
+// not even the other ops of the commit.
+func testConnCommitIfVersion(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	dir := h.Path(t)
+	c := sessions(t, h, 1)[0].Conn()
+	if _, err := c.Create(ctx, dir, "v", []byte("a"), baton.Ephemeral); err != nil {
+		t.Fatal(err)
+	}
+	_, n, err := c.Get(ctx, baton.Join(dir, "v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpSet, Node: n, Data: []byte("b"), IfVersion: true}); err != nil {
+		t.Fatalf("Set at the version read: %v", err)
+	}
+	stale := []baton.Op{
+		{Kind: baton.OpCreate, Dir: dir, Name: "side", Flags: baton.Ephemeral},
+		{Kind: baton.OpSet, Node: n, Data: []byte("c"), IfVersion: true},
+	}
+	if err := c.Commit(ctx, baton.Node{}, stale...); !errors.Is(err, baton.ErrConflict) {
+		t.Fatalf("Set at a stale version: %v, want ErrConflict", err)
+	}
+	if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpDelete, Node: n, IfVersion: true}); !errors.Is(err, baton.ErrConflict) {
+		t.Fatalf("Delete at a stale version: %v, want ErrConflict", err)
+	}
+	data, cur, err := c.Get(ctx, n.Path)
+	if err != nil || string(data) != "b" {
+		t.Fatalf("data %q %v after the refused commits, want b", data, err)
+	}
+	if _, _, err := c.Get(ctx, baton.Join(dir, "side")); !errors.Is(err, baton.ErrNotFound) {
+		t.Fatalf("a refused commit created its other node: %v", err)
+	}
+	if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpDelete, Node: cur, IfVersion: true}); err != nil {
+		t.Fatalf("Delete at the current version: %v", err)
 	}
 }

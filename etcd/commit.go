@@ -118,9 +118,16 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 				return err
 			}
 			cmps = append(cmps, incarnation(n))
+			if op.IfVersion {
+				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.Path), "=", n.Version))
+			}
+			ifVersion := op.IfVersion
 			check(n.Path, func(kv *mvccpb.KeyValue) error {
 				if !isIncarnation(kv, n) {
 					return fmt.Errorf("%w: %s", baton.ErrNotFound, n.Path)
+				}
+				if ifVersion && kv.ModRevision != n.Version {
+					return fmt.Errorf("%w: %s is at revision %d, not %d", baton.ErrConflict, n.Path, kv.ModRevision, n.Version)
 				}
 				return nil
 			})

@@ -299,8 +299,12 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	for _, op := range ops {
 		switch op.Kind {
 		case baton.OpSet, baton.OpDelete:
-			if c.st.lookup(op.Node) == nil {
+			n := c.st.lookup(op.Node)
+			if n == nil {
 				return fmt.Errorf("%w: %s", baton.ErrNotFound, op.Node.Path)
+			}
+			if op.IfVersion && n.version != op.Node.Version {
+				return fmt.Errorf("%w: %s is at version %d, not %d", baton.ErrConflict, op.Node.Path, n.version, op.Node.Version)
 			}
 		case baton.OpCreate:
 			if err := validPath(op.Dir); err != nil {

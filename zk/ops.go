@@ -102,6 +102,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	var reqs []any
 	var dirs []string         // per request: the parent of a create, else ""
 	var pins []int            // per request: the index in nodes it acts on, or -1
+	var fixed []bool          // per request: its version is the op's own (IfVersion)
 	var nodes []baton.Node    // the guard and the targets, once each
 	index := map[string]int{} // path → index in nodes
 	pin := func(n baton.Node) int {
@@ -119,6 +120,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 		reqs = append(reqs, &gozk.CheckVersionRequest{Path: c.abs(guard.Path), Version: -1})
 		dirs = append(dirs, "")
 		pins = append(pins, pin(guard))
+		fixed = append(fixed, false)
 	}
 	for _, op := range ops {
 		switch op.Kind {
@@ -126,13 +128,22 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			if err := checkPath(op.Node.Path); err != nil {
 				return err
 			}
+			v := int32(-1)
+			if op.IfVersion {
+				if op.Node.Version == -1 || op.Node.Version != int64(int32(op.Node.Version)) {
+					// -1 is "any version" to the server: never send it as a condition.
+					return fmt.Errorf("%w: %s: version %d cannot be checked", baton.ErrConflict, op.Node.Path, op.Node.Version)
+				}
+				v = int32(op.Node.Version)
+			}
 			if op.Kind == baton.OpSet {
-				reqs = append(reqs, &gozk.SetDataRequest{Path: c.abs(op.Node.Path), Data: notNull(op.Data), Version: -1})
+				reqs = append(reqs, &gozk.SetDataRequest{Path: c.abs(op.Node.Path), Data: notNull(op.Data), Version: v})
 			} else {
-				reqs = append(reqs, &gozk.DeleteRequest{Path: c.abs(op.Node.Path), Version: -1})
+				reqs = append(reqs, &gozk.DeleteRequest{Path: c.abs(op.Node.Path), Version: v})
 			}
 			dirs = append(dirs, "")
 			pins = append(pins, pin(op.Node))
+			fixed = append(fixed, op.IfVersion)
 		case baton.OpCreate:
 			if err := checkPath(op.Dir); err != nil {
 				return err
@@ -150,6 +161,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			reqs = append(reqs, &gozk.CreateRequest{Path: c.abs(baton.Join(op.Dir, name)), Data: notNull(op.Data), Acl: c.acl, Flags: createFlags(op.Flags)})
 			dirs = append(dirs, op.Dir)
 			pins = append(pins, -1)
+			fixed = append(fixed, false)
 		default:
 			return fmt.Errorf("zk: commit: unknown op kind %d", op.Kind)
 		}
@@ -201,7 +213,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 				return gone(i)
 			}
 			for j, r := range reqs {
-				if pins[j] != i {
+				if pins[j] != i || fixed[j] {
 					continue
 				}
 				switch r := r.(type) {
@@ -238,6 +250,8 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 		switch {
 		case pins[i] >= 0 && errors.Is(res[i].Error, gozk.ErrNoNode):
 			return gone(pins[i])
+		case fixed[i] && errors.Is(res[i].Error, gozk.ErrBadVersion):
+			return fmt.Errorf("%w: %s changed since version %d", baton.ErrConflict, nodes[pins[i]].Path, nodes[pins[i]].Version)
 		case pins[i] >= 0 && errors.Is(res[i].Error, gozk.ErrBadVersion):
 			// Changed since it was read (its data, or another
 			// incarnation): read it again.
