@@ -81,6 +81,8 @@ var suite = []struct {
 	{"MultiLock/TryLockAllOrNothing", testMultiLockTryLock},
 	{"Revocation/HolderAsked", testRevocationAsked},
 	{"Revocation/NotRevocableUntouched", testRevocationNotRevocable},
+	{"Counter/SharedCount", testSharedCount},
+	{"Counter/AtomicLongAdds", testAtomicLongAdds},
 	{"LeaderSelector/RequeueTakesTurns", testSelectorRequeue},
 	{"LockDelay/ExpiredHolderDelays", testLockDelayExpired},
 	{"LockDelay/ReleasedOrOffNoDelay", testLockDelayReleasedAndOff},

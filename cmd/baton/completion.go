@@ -8,13 +8,14 @@ import (
 
 // completionFlags are the flags offered after a command; each command
 // rejects those it does not take.
-const completionFlags = "--store --dial-timeout --ttl --timeout --try --shared --retry -v --kill-after --lock-delay --on-revoke --tls-ca --tls-cert --tls-key " +
+const completionFlags = "--store --dial-timeout --ttl --timeout --try --shared --retry -v --kill-after --lock-delay --on-revoke --int32 --lock --tls-ca --tls-cert --tls-key " +
 	"--value --observe --requeue --json -n --raw -0 --data-dir --listen --help"
 
 // completionVerbs are the verbs of the commands that take one.
 var completionVerbs = map[string]string{
 	"queue":      "put take len",
 	"barrier":    "set wait remove double",
+	"counter":    "get set add",
 	"completion": "bash zsh fish",
 }
 
@@ -44,7 +45,7 @@ func (m *Main) completion(_ context.Context, args []string) error {
   else
     case "${COMP_WORDS[1]}" in
 `, cmds)
-		for _, c := range []string{"queue", "barrier", "completion"} {
+		for _, c := range []string{"queue", "barrier", "counter", "completion"} {
 			fmt.Fprintf(&b, "    %s) [ \"$COMP_CWORD\" -eq 2 ] && words=%q ;;\n", c, completionVerbs[c])
 		}
 		fmt.Fprintf(&b, `    esac
@@ -56,7 +57,7 @@ complete -o default -F _baton baton
 `, completionFlags)
 	case "fish":
 		fmt.Fprintf(&b, "complete -c baton -n __fish_use_subcommand -f -a %q\n", cmds+" help")
-		for _, c := range []string{"queue", "barrier", "completion"} {
+		for _, c := range []string{"queue", "barrier", "counter", "completion"} {
 			fmt.Fprintf(&b, "complete -c baton -n '__fish_seen_subcommand_from %s' -f -a %q\n", c, completionVerbs[c])
 		}
 		for _, f := range strings.Fields(completionFlags) {

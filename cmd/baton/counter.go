@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/batonhq/baton"
+)
+
+// counter is `baton counter get|set|add NAME [V]`: the counter in node
+// NAME, in Curator's layouts: a DistributedAtomicLong (8-byte big-endian
+// long) by default, a SharedCount (4-byte big-endian int) with --int32.
+// get reads either (by the data's length; a missing node is 0); set and
+// add print the value after.
+func (m *Main) counter(ctx context.Context, args []string) error {
+	v, args, err := m.verb("counter", args, "get", "set", "add")
+	if err != nil {
+		return err
+	}
+	var sf storeFlags
+	fs := m.newFlags("counter "+v, map[string]string{
+		"get": "counter get [--store URL] NAME          print the count (a missing counter is 0)",
+		"set": "counter set [--store URL] [--int32] NAME V   set the count, whatever it is",
+		"add": "counter add [--store URL] [--int32] [--lock LOCKNAME] NAME D   add D atomically; print the count after",
+	}[v], &sf, false)
+	int32s := fs.Bool("int32", false, "set, add: the counter is a Curator SharedCount (4-byte int), not a DistributedAtomicLong (8-byte long)")
+	lock := fs.String("lock", "", "add: when optimistic tries keep colliding, try again holding this lock (Curator's PromotedToLock path)")
+	if k := len(args) - 1; k >= 0 && len(args[k]) > 1 && args[k][0] == '-' && strings.Trim(args[k][1:], "0123456789") == "" {
+		// A negative number last is V, not a flag.
+		args = append(args[:k:k], "--", args[k])
+	}
+	pos, rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	pos = append(pos, rest...)
+	want := map[string]int{"get": 1, "set": 2, "add": 2}[v]
+	if len(pos) != want {
+		return usageErr("counter %s: want NAME%s", v, map[bool]string{true: " and a number", false: ""}[want == 2])
+	}
+	name := pos[0]
+	if err := checkName(name); err != nil {
+		return err
+	}
+	sf.name = name
+	var n int64
+	if want == 2 {
+		bits := 64
+		if *int32s {
+			bits = 32
+		}
+		if n, err = strconv.ParseInt(pos[1], 10, bits); err != nil {
+			return usageErr("counter %s: %q is not a %d-bit integer", v, pos[1], bits)
+		}
+	}
+	if *lock != "" && (v != "add" || *int32s) {
+		return usageErr("counter: --lock goes with add on a long counter")
+	}
+	sigs := catchSignals()
+	defer sigs.stop()
+	s, err := m.openFor(ctx, sigs, &sf, "counter")
+	if err != nil {
+		return err
+	}
+	defer closeStore(s)
+	out, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (int64, error) {
+		switch {
+		case v == "get":
+			return readCounter(ctx, s.Session, name)
+		case *int32s:
+			return updateCount(ctx, baton.NewSharedCount(s.Session, name, 0), v == "add", int32(n))
+		}
+		var opts []baton.AtomicLongOption
+		if *lock != "" {
+			opts = append(opts, baton.PromotedToLock(*lock))
+		}
+		a := baton.NewAtomicLong(s.Session, name, opts...)
+		if v == "set" {
+			_, err := a.Set(ctx, n)
+			return n, err
+		}
+		_, post, err := a.Add(ctx, n)
+		return post, err
+	})
+	if err != nil {
+		return wrapExit(err, "counter %s %s", v, name)
+	}
+	fmt.Fprintln(m.Stdout, out)
+	return nil
+}
+
+// readCounter reads either layout: 4 bytes a SharedCount, 0 or 8 an
+// AtomicLong; a missing node is 0.
+func readCounter(ctx context.Context, s *baton.Session, name string) (int64, error) {
+	data, _, err := s.Conn().Get(ctx, name)
+	if errors.Is(err, baton.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(data) == 4 {
+		c, err := baton.ParseCount(data)
+		return int64(c), err
+	}
+	return baton.ParseLong(data)
+}
+
+// updateCount sets c to n, or adds n to it by versioned writes (a bounded
+// number of tries), and returns the count after.
+func updateCount(ctx context.Context, c *baton.SharedCount, add bool, n int32) (int64, error) {
+	if !add {
+		return int64(n), c.Set(ctx, n)
+	}
+	for range 100 {
+		cur, err := c.Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if ok, err := c.TrySet(ctx, cur, cur.Value+n); err != nil || ok {
+			return int64(cur.Value + n), err
+		}
+	}
+	return 0, fmt.Errorf("%w: 100 tries collided", baton.ErrConflict)
+}
