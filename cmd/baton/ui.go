@@ -186,6 +186,9 @@ type uiHandler struct {
 	*http.ServeMux
 	b     *uiBackend
 	admin *uiAdmin
+
+	stopChart context.CancelFunc // ends chartFirstPage
+	charted   chan struct{}      // closed when it has returned
 }
 
 func (m *Main) newUIHandler(b *uiBackend, admin bool, auditPath string) (*uiHandler, error) {
@@ -202,10 +205,31 @@ func (m *Main) newUIHandler(b *uiBackend, admin bool, auditPath string) (*uiHand
 	h.HandleFunc("GET /api/state", h.state)
 	h.HandleFunc("GET /api/events", h.events)
 	h.HandleFunc("POST /api/delete", h.delete)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stopChart, h.charted = cancel, make(chan struct{})
+	go h.chartFirstPage(ctx)
 	return h, nil
 }
 
+// chartFirstPage reads the first page after every change, as an open page
+// would, so that its names' contention charts have a history before anyone
+// opens the page. Other pages are charted while someone reads them.
+func (h *uiHandler) chartFirstPage(ctx context.Context) {
+	defer close(h.charted)
+	for ctx.Err() == nil {
+		snap := h.b.read(ctx, 1, uiPerPage)
+		if err := h.b.wait(ctx, snap); err != nil && ctx.Err() == nil {
+			select { // a failing watch: read again shortly, not in a loop
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
 func (h *uiHandler) close() {
+	h.stopChart()
+	<-h.charted
 	h.b.close()
 	if h.admin != nil {
 		h.admin.close()
