@@ -70,7 +70,24 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 		els = append(els, clientv3.OpGet(pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
 	}
 	for attempt := 0; ; attempt++ {
-		rctx, cancel := c.attempt(ctx, attempt)
+		// A try, once sent, is not abandoned when ctx ends: etcd applies
+		// concurrent requests in no set order, so forget's delete, sent
+		// while a cancelled create was still on its way, could be applied
+		// first and leave the key behind on a lease that lives on. So the
+		// caller's ctx is checked before each try, and a try runs to its
+		// own deadline; should ctx end meanwhile, the node made is returned
+		// and the caller's clean-up deletes it after the create.
+		if err := ctx.Err(); err != nil {
+			if seq {
+				if attempt > 0 {
+					c.forget(ctx, key) // an earlier try's outcome is unknown
+				} else {
+					c.unreserve(key)
+				}
+			}
+			return baton.Node{}, nil, err
+		}
+		rctx, cancel := c.attempt(context.WithoutCancel(ctx), attempt)
 		resp, err := c.cli.Txn(rctx).If(cond).Then(then...).Else(els...).Commit()
 		again := err != nil && c.again(ctx, rctx, err)
 		cancel()
