@@ -75,9 +75,11 @@ func (m *Main) startGuard(expiry func() time.Time) (*guard, error) {
 	if err != nil {
 		return nil, err
 	}
+	var first time.Time // the deadline handed on first
 	if expiry != nil {
 		// Before CMD exists: the watchdog reads it even if baton is gone.
-		if err := g.push(expiry()); err != nil {
+		first = expiry()
+		if err := g.push(first); err != nil {
 			return nil, err
 		}
 	}
@@ -108,7 +110,7 @@ func (m *Main) startGuard(expiry func() time.Time) (*guard, error) {
 	}
 	if expiry != nil {
 		g.pushed.Add(1)
-		go g.keepPushing(expiry)
+		go g.keepPushing(expiry, first)
 	}
 	return g, nil
 }
@@ -123,10 +125,12 @@ func (g *guard) push(t time.Time) error {
 	return err
 }
 
-// keepPushing hands on every move of the deadline until stopped.
-func (g *guard) keepPushing(expiry func() time.Time) {
+// keepPushing hands on every move of the deadline from last, the one the
+// watchdog has, until stopped. (A deadline that moved while the watchdog
+// started, which under load can take a second, is handed on at the first
+// tick, not at the next move.)
+func (g *guard) keepPushing(expiry func() time.Time, last time.Time) {
 	defer g.pushed.Done()
-	last := expiry()
 	t := time.NewTicker(pushEvery)
 	defer t.Stop()
 	for {

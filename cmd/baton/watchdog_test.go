@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -200,4 +202,38 @@ func TestWatchdogKilledStopsCmd(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, p.stderr.String())
 	}
 	waitDead(t, pid, time.Second)
+}
+
+// TestGuardHandsOnDeadlineMovedAtStart: a deadline that moved while the
+// watchdog was starting (renewals go on meanwhile) reaches the watchdog at
+// the first tick. Before, keepPushing took the moved deadline as the one
+// already handed on, and the watchdog kept the first, older one until the
+// next renewal: under load it killed CMD of a hold that was fine.
+func TestGuardHandsOnDeadlineMovedAtStart(t *testing.T) {
+	t.Parallel()
+	r, w := io.Pipe()
+	g := &guard{in: w, stopPush: make(chan struct{})}
+	first := time.Now().Add(time.Second)
+	moved := first.Add(10 * time.Second)
+	lines := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(r).ReadString('\n')
+		lines <- l
+	}()
+	g.pushed.Add(1)
+	go g.keepPushing(func() time.Time { return moved }, first)
+	defer func() {
+		g.freeze()
+		_ = r.Close()
+	}()
+	select {
+	case l := <-lines:
+		at, err := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(l, "d ")), 10, 64)
+		want := monoNow() + time.Until(moved).Nanoseconds()
+		if err != nil || time.Duration(want-at).Abs() > 5*time.Second {
+			t.Fatalf("pushed %q, want the moved deadline (d %d)", l, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the moved deadline was never handed on")
+	}
 }
