@@ -33,8 +33,8 @@ func watchdogRuns(t *testing.T) int {
 // grandchild's last write comes before the next holder's CMD starts.
 func TestWatchdogBatonKilled(t *testing.T) {
 	t.Parallel()
-	watchdogScenario(t, "kill", func(t *testing.T, holder *proc) {
-		holder.signal(syscall.SIGKILL)
+	watchdogScenario(t, "kill", func(holder *proc) error {
+		return holder.cmd.Process.Signal(syscall.SIGKILL)
 	})
 }
 
@@ -44,22 +44,37 @@ func TestWatchdogBatonKilled(t *testing.T) {
 // CMD starts, and baton, continued, exits 76.
 func TestWatchdogBatonStopped(t *testing.T) {
 	t.Parallel()
-	watchdogScenario(t, "stop", func(t *testing.T, holder *proc) {
-		holder.signal(syscall.SIGSTOP)
-		t.Cleanup(func() { _ = holder.cmd.Process.Signal(syscall.SIGCONT) })
+	watchdogScenario(t, "stop", func(holder *proc) error {
+		return holder.cmd.Process.Signal(syscall.SIGSTOP)
 	})
 }
+
+// watchdogAttempts bounds the attempts at one run: an attempt is void when
+// the holder, starved on a loaded machine, loses its 2 s lease on its own
+// before the test hits it (its watchdog then stops CMD, which the attempt
+// still checks).
+const watchdogAttempts = 3
 
 // watchdogScenario runs the scenario watchdogRuns times on every store:
 // a holder's CMD starts a grandchild that appends a timestamp every 10 ms;
 // a second client waits for the same lock; hit is done to the holder's
 // baton; the second client's CMD records when it starts.
-func watchdogScenario(t *testing.T, kind string, hit func(t *testing.T, holder *proc)) {
+func watchdogScenario(t *testing.T, kind string, hit func(holder *proc) error) {
 	runs := watchdogRuns(t)
 	eachStore(t, false, func(t *testing.T, st testStore, e []string) {
 		var margins []time.Duration
 		for i := range runs {
-			margins = append(margins, watchdogOnce(t, st, e, fmt.Sprintf("/wd-%s-%d", kind, i), kind, hit))
+			for a := 1; ; a++ {
+				m, hitDone := watchdogOnce(t, st, e, fmt.Sprintf("/wd-%s-%d-%d", kind, i, a), kind, hit)
+				if hitDone {
+					margins = append(margins, m)
+					break
+				}
+				t.Logf("run %d attempt %d void: the holder lost its lease on its own before the %s (margin %v, 0 if before CMD wrote)", i, a, kind, m.Round(time.Millisecond))
+				if a == watchdogAttempts {
+					t.Fatalf("run %d: in all %d attempts the holder lost its 2 s lease before the %s: the machine starves baton", i, a, kind)
+				}
+			}
 		}
 		slices.Sort(margins)
 		t.Logf("watchdog margin %s %s: min %v median %v over %d runs (the next holder's start minus the grandchild's last write)",
@@ -67,9 +82,16 @@ func watchdogScenario(t *testing.T, kind string, hit func(t *testing.T, holder *
 	})
 }
 
-func watchdogOnce(t *testing.T, st testStore, e []string, name, kind string, hit func(*testing.T, *proc)) time.Duration {
+// watchdogOnce runs the scenario once and returns the margin, and whether
+// the holder was hit (false: it had lost its lease on its own before).
+// Whatever ended the hold, it asserts the promise: the grandchild is dead,
+// and wrote nothing, by the time the next holder's CMD started. The next
+// holder's CMD stamps its start and then copies the ticks file; the copy
+// must equal the final file, so a tick stamped in time but appended late
+// fails too.
+func watchdogOnce(t *testing.T, st testStore, e []string, name, kind string, hit func(*proc) error) (time.Duration, bool) {
 	dir := t.TempDir()
-	ticks, pidFile, started := filepath.Join(dir, "ticks"), filepath.Join(dir, "pid"), filepath.Join(dir, "started")
+	ticks, pidFile, started, seen := filepath.Join(dir, "ticks"), filepath.Join(dir, "pid"), filepath.Join(dir, "started"), filepath.Join(dir, "seen")
 	loop := filepath.Join(dir, "loop.sh")
 	script := `echo $$ > "$1"; while :; do date +%s%N >> "$2"; sleep 0.01; done` + "\n"
 	if err := os.WriteFile(loop, []byte(script), 0o600); err != nil {
@@ -79,17 +101,25 @@ func watchdogOnce(t *testing.T, st testStore, e []string, name, kind string, hit
 	// output is not baton's, so that a surviving grandchild cannot keep the
 	// test waiting for baton's pipes to close.
 	holder := start(t, e, "lock", "--ttl", "2s", name, "--", "sh", "-c", `sh "$0" "$1" "$2" >/dev/null 2>&1; true`, loop, pidFile, ticks)
-	waitFile(t, ticks, "\n", 10*time.Second)
+	if !waitTicks(t, ticks, holder) {
+		return 0, false
+	}
 	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile, "\n", time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // if the test failed
-	other := start(t, e, "lock", "--ttl", "2s", name, "--", "sh", "-c", `date +%s%N > "$0"`, started)
-	if st.sessions {
-		waitStatus(t, e, name, 2)
+	// The next holder's own TTL does not bear on the promise; a long one
+	// keeps its CMD from being stopped, on a starved machine, before it
+	// has recorded anything.
+	other := start(t, e, "lock", "--ttl", "20s", name, "--", "sh", "-c", `date +%s%N > "$0"; cat "$1" > "$2"`, started, ticks, seen)
+	hitDone := false
+	if !st.sessions || waitQueued(t, e, name, holder) {
+		hitDone = hit(holder) == nil
+		if kind == "stop" && hitDone {
+			t.Cleanup(func() { _ = holder.cmd.Process.Signal(syscall.SIGCONT) })
+		}
 	}
-	hit(t, holder)
 	if code := other.wait(30 * time.Second); code != 0 {
 		t.Fatalf("next holder exit %d: %q", code, other.stderr.String())
 	}
@@ -109,13 +139,71 @@ func watchdogOnce(t *testing.T, st testStore, e []string, name, kind string, hit
 	if last >= next {
 		t.Fatalf("the grandchild wrote at %d, %v after the next holder's CMD started; holder %q", last, time.Duration(last-next), holder.stderr.String())
 	}
-	if kind == "stop" {
-		holder.signal(syscall.SIGCONT)
+	if before, err := os.ReadFile(seen); err != nil || string(before) != string(got) {
+		t.Fatalf("the grandchild appended %d bytes after the next holder's CMD started (%v); holder %q", len(got)-len(before), err, holder.stderr.String())
+	}
+	switch {
+	case !hitDone:
+		if code := holder.wait(20 * time.Second); code != exitLost {
+			t.Fatalf("holder that lost its lease on its own: exit %d, want 76; stderr %q", code, holder.stderr.String())
+		}
+	case kind == "stop":
+		// (A holder hit as it exited, having lost its lease on its own, is
+		// gone already.)
+		_ = holder.cmd.Process.Signal(syscall.SIGCONT)
 		if code := holder.wait(20 * time.Second); code != exitLost {
 			t.Fatalf("continued holder exit %d, want 76; stderr %q", code, holder.stderr.String())
 		}
 	}
-	return time.Duration(next - last)
+	return time.Duration(next - last), hitDone
+}
+
+// waitTicks waits until the holder's grandchild has written a tick, and
+// reports true, or false if the holder lost its lease (exit 76) first.
+func waitTicks(t *testing.T, ticks string, holder *proc) bool {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, _ := os.ReadFile(ticks); strings.Contains(string(b), "\n") {
+			return true
+		}
+		select {
+		case <-holder.done:
+			if holder.code != exitLost {
+				t.Fatalf("holder exit %d before its CMD wrote; stderr %q", holder.code, holder.stderr.String())
+			}
+			return false
+		case <-time.After(10 * time.Millisecond): // poll interval
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the holder's grandchild wrote nothing within 30s; stderr %q", holder.stderr.String())
+		}
+	}
+}
+
+// waitQueued waits until status shows the holder's node and one waiting,
+// and reports true, or false if the holder exits first.
+func waitQueued(t *testing.T, e []string, name string, holder *proc) bool {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	child := strings.TrimPrefix(name, "/") + "/" // NAME/child on etcd, /NAME/child on zk
+	for {
+		out, stderr, code := run(t, e, "status", name)
+		if code != 0 {
+			t.Fatalf("status: exit %d %q", code, stderr)
+		}
+		if strings.Contains(out, "1 waiting") && strings.Count(out, child) == 2 {
+			return true
+		}
+		select {
+		case <-holder.done:
+			return false
+		case <-time.After(20 * time.Millisecond): // poll interval
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed 2 nodes: %q", out)
+		}
+	}
 }
 
 // alive reports whether pid runs (a zombie does not).
