@@ -64,8 +64,14 @@ func (m *Main) startGuard(expiry func() time.Time) (*guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the watchdog: %v", err)
 	}
+	return m.startGuardCmd(exec.Command(exe, "watchdog"), expiry)
+}
+
+// startGuardCmd is startGuard with the watchdog's command given.
+func (m *Main) startGuardCmd(wd *exec.Cmd, expiry func() time.Time) (*guard, error) {
+	var err error
 	g := &guard{ready: make(chan struct{}), fired: make(chan struct{}), gone: make(chan struct{}), stopPush: make(chan struct{})}
-	g.cmd = exec.Command(exe, "watchdog")
+	g.cmd = wd
 	g.cmd.Stderr = m.Stderr
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if g.in, err = g.cmd.StdinPipe(); err != nil {
@@ -74,14 +80,6 @@ func (m *Main) startGuard(expiry func() time.Time) (*guard, error) {
 	out, err := g.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
-	}
-	var first time.Time // the deadline handed on first
-	if expiry != nil {
-		// Before CMD exists: the watchdog reads it even if baton is gone.
-		first = expiry()
-		if err := g.push(first); err != nil {
-			return nil, err
-		}
 	}
 	if err := g.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start the watchdog: %v", err)
@@ -109,6 +107,15 @@ func (m *Main) startGuard(expiry func() time.Time) (*guard, error) {
 		return nil, fmt.Errorf("the watchdog process ended at its start")
 	}
 	if expiry != nil {
+		// The deadline as of now, not as of before the watchdog started:
+		// a process start can take a second on a loaded machine, and
+		// renewals went on meanwhile. CMD starts after this, so baton
+		// stopped or killed from here on still finds it guarded.
+		first := expiry()
+		if err := g.push(first); err != nil {
+			g.finish()
+			return nil, err
+		}
 		g.pushed.Add(1)
 		go g.keepPushing(expiry, first)
 	}

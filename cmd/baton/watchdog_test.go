@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -323,5 +324,31 @@ func TestGuardHandsOnDeadlineMovedAtStart(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the moved deadline was never handed on")
+	}
+}
+
+// TestGuardFirstDeadlineIsCurrent: the first deadline the watchdog gets is
+// the one as of when it is ready, not one read before it started. Before,
+// a watchdog slow to start (a second on a loaded machine) read a deadline
+// already past and killed CMD of a hold renewed meanwhile. A stand-in
+// watchdog takes 1.5 s to start and records what it reads.
+func TestGuardFirstDeadlineIsCurrent(t *testing.T) {
+	t.Parallel()
+	got := filepath.Join(t.TempDir(), "got")
+	wd := exec.Command("sh", "-c", `sleep 1.5; echo ready; exec cat > "$0"`, got)
+	m := &Main{Stderr: os.Stderr}
+	g, err := m.startGuardCmd(wd, func() time.Time { return time.Now().Add(time.Second) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := monoNow()
+	l := waitFile(t, got, "\n", 10*time.Second)
+	g.finish()
+	at, err := strconv.ParseInt(strings.TrimPrefix(strings.SplitN(l, "\n", 2)[0], "d "), 10, 64)
+	if err != nil {
+		t.Fatalf("read %q", l)
+	}
+	if at <= now {
+		t.Fatalf("the first deadline was %v in the past when the watchdog was ready", time.Duration(now-at))
 	}
 }
