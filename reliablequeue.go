@@ -29,6 +29,7 @@ type ReliableQueue struct {
 	tel        *telemetry.Handle // nil: no telemetry
 	cache      itemCache
 	contention contention
+	claims     string // the claims directory if not NAME/claims
 }
 
 // Item is one item handed out by a ReliableQueue, claimed until Ack or
@@ -51,7 +52,12 @@ func NewReliableQueue(s *Session, name string) *ReliableQueue {
 // Name is the queue's name on the store.
 func (q *ReliableQueue) Name() string { return q.name }
 
-func (q *ReliableQueue) claimsDir() string { return Join(q.name, claimsName) }
+func (q *ReliableQueue) claimsDir() string {
+	if q.claims != "" {
+		return q.claims
+	}
+	return Join(q.name, claimsName)
+}
 
 // Put appends an item carrying data. The item is persistent.
 func (q *ReliableQueue) Put(ctx context.Context, data []byte) error {

@@ -92,6 +92,9 @@ var suite = []struct {
 	{"Group/ViewFollowsMembers", testGroupView},
 	{"Group/MemberRejoinsAfterSessionLoss", testGroupMemberSessionLoss},
 	{"PersistentNode/Recreated", testPersistentNodeRecreated},
+	{"PriorityQueue/Order", testPriorityOrder},
+	{"ItemQueues/ExactlyOnce", testItemQueueExactlyOnce},
+	{"DelayQueue/NeverEarly", testDelayNeverEarly},
 }
 
 // Run runs the whole conformance suite against one backend.

@@ -92,6 +92,9 @@ func childName(pfx, key string) (string, bool) {
 // parseName returns the kind of a child name and whether it is one of the
 // sequential names this package (or etcd's concurrency package) makes.
 func parseName(name string) (kind string, seq bool) {
+	if k, ok := parseItemName(name); ok {
+		return k, true
+	}
 	kind, id := baton.KindLock, name
 	if i := strings.IndexByte(name, '-'); i >= 0 {
 		kind, id = name[:i], name[i+1:]
@@ -129,8 +132,61 @@ func seqName(kind, id string) string {
 	return kind + "-" + id
 }
 
+// Priority and delay queue items are persistent keys named from their
+// kind and a random id: "pq-<priority>-<id>" and "dq-<delay ms>-<due unix
+// ms>-<id>", ordered by CreateRevision like the other sequential keys.
+
+// itemName is the name of an item of kind (baton.IsItemKind) with id.
+func itemName(kind, id string) string {
+	if p, ok := baton.ParsePriorityKind(kind); ok {
+		return baton.KindPriority + "-" + strconv.FormatInt(int64(p), 10) + "-" + id
+	}
+	d, due, _ := baton.ParseDelayKind(kind)
+	return baton.KindDelay + "-" + strconv.FormatInt(max(d, 0), 10) + "-" + strconv.FormatInt(due, 10) + "-" + id
+}
+
+// parseItemName reads an item name made by itemName.
+func parseItemName(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || !isHexID(name[i+1:]) {
+		return "", false
+	}
+	if v, ok := strings.CutPrefix(name[:i], baton.KindPriority+"-"); ok {
+		k := baton.KindPriority + ":" + v
+		_, ok := baton.ParsePriorityKind(k)
+		return k, ok
+	}
+	if v, ok := strings.CutPrefix(name[:i], baton.KindDelay+"-"); ok {
+		d, due, ok := strings.Cut(v, "-")
+		if !ok || strings.HasPrefix(d, "-") {
+			return "", false
+		}
+		k := baton.KindDelay + ":" + d + ":" + due
+		_, _, ok = baton.ParseDelayKind(k)
+		return k, ok
+	}
+	return "", false
+}
+
+// isHexID reports whether id is a random id as reserve makes them: 32
+// lower-case hex digits.
+func isHexID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, r := range id {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // isSeqKind says whether kind has a sequential naming.
 func isSeqKind(kind string) bool {
+	if baton.IsItemKind(kind) {
+		return true
+	}
 	if kind == baton.KindLock {
 		return true
 	}
@@ -151,6 +207,13 @@ func (c *conn) reserve(dir, kind string, f baton.Flags) (string, error) {
 		return "", fmt.Errorf("%w: %q is not a sequential kind", baton.ErrInvalidName, kind)
 	}
 	pfx := prefix(dir)
+	if baton.IsItemKind(kind) {
+		if f&baton.Ephemeral != 0 {
+			return "", fmt.Errorf("%w: a queue item is persistent", baton.ErrInvalidName)
+		}
+		id := uuid.New()
+		return pfx + itemName(kind, hex.EncodeToString(id[:])), nil
+	}
 	if f&baton.Ephemeral == 0 {
 		// A version-7 UUID, in hex without dashes (parseName's id): random
 		// as before, and its first 48 bits carry the creation time

@@ -112,3 +112,24 @@ func TestCreatedOf(t *testing.T) {
 		}
 	}
 }
+
+func FuzzItemName(f *testing.F) {
+	for _, s := range []string{"pq-5-0123456789abcdef0123456789abcdef", "dq-10-1700000000000-0123456789abcdef0123456789abcdef", "pq--1-x", "dq-1-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		kind, ok := parseItemName(name)
+		if !ok {
+			return
+		}
+		if !baton.IsItemKind(kind) {
+			t.Fatalf("parseItemName(%q) = %q, no item kind", name, kind)
+		}
+		if back := itemName(kind, name[len(name)-32:]); back != name {
+			t.Fatalf("%q → %q → %q", name, kind, back)
+		}
+		if k, seq := parseName(name); k != kind || !seq {
+			t.Fatalf("parseName(%q) = %q %v", name, k, seq)
+		}
+	})
+}

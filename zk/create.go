@@ -43,6 +43,9 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 			return baton.Node{}, fmt.Errorf("%w: no sequential node kind %q", baton.ErrInvalidName, kind)
 		}
 		name, protected = prefix, prot
+		if _, item := curatorItemName(kind); item {
+			data = encodeItem(data)
+		}
 	} else {
 		if err := checkElem(kind); err != nil {
 			return baton.Node{}, err

@@ -2,6 +2,8 @@ package zk
 
 import (
 	"context"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +59,8 @@ func waitUntil(d time.Duration, cond func() bool) bool {
 func TestInteropExtras(t *testing.T) {
 	p := extrasPeer(t)
 	t.Run("GroupMember", func(t *testing.T) { testInteropGroup(t, p) })
+	t.Run("PriorityQueue", func(t *testing.T) { testInteropPriority(t, p) })
+	t.Run("DelayQueue", func(t *testing.T) { testInteropDelay(t, p) })
 }
 
 // Curator's GroupMember and baton's on one path see each other, with data,
@@ -110,4 +114,117 @@ func waitMembers(t *testing.T, ctx context.Context, g *baton.Group, want string)
 	if !ok {
 		t.Fatalf("members %q, want %q", got, want)
 	}
+}
+
+var (
+	curatorPriorityItem = regexp.MustCompile(`^queue-[01][0-9A-F]{8}\d{10}$`)
+	curatorDelayItem    = regexp.MustCompile(`^queue-(D[0-9A-F]+)?\|[0-9A-F]{8,}\|\d{10}$`)
+)
+
+// Curator's DistributedPriorityQueue and baton's PriorityQueue on one
+// path: each consumes the other's items in priority order, Curator's
+// consumer (lockPath PATH.claims) taking baton's items exactly once.
+func testInteropPriority(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	s := openT(t, 0)
+	q := baton.NewPriorityQueue(s, path)
+
+	j := startExtras(t, ctx, p, "priority", path)
+	for _, x := range []string{"three 3", "minus -1", "seven 7", "big 2000000000", "min -2147483648"} {
+		j.expect(t, ctx, "put "+x, "ok")
+	}
+	for _, k := range kidsOf(t, ctx, s, path) {
+		if !curatorPriorityItem.MatchString(k.Name) {
+			t.Fatalf("Curator's item %q: not the expected layout", k.Name)
+		}
+		if _, ok := baton.ParsePriorityKind(k.Kind); !ok {
+			t.Fatalf("Curator's item %q parsed as kind %q", k.Name, k.Kind)
+		}
+	}
+	var got []string
+	for range 5 {
+		v, err := q.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(v))
+	}
+	if strings.Join(got, ",") != "min,minus,three,seven,big" {
+		t.Fatalf("baton took Curator's items as %v", got)
+	}
+	j.expect(t, ctx, "quit", "bye")
+
+	for _, x := range []struct {
+		v string
+		p int32
+	}{{"b2", 2}, {"b-5", -5}, {"b9", 9}} {
+		if err := q.Put(ctx, []byte(x.v), x.p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range kidsOf(t, ctx, s, path) {
+		if !curatorPriorityItem.MatchString(k.Name) {
+			t.Fatalf("our item %q is not in Curator's layout", k.Name)
+		}
+	}
+	c := startExtras(t, ctx, p, "priority", path, "consume")
+	got = nil
+	for range 3 {
+		got = append(got, strings.TrimPrefix(c.line(t, ctx), "got "))
+	}
+	if strings.Join(got, ",") != "b-5,b2,b9" {
+		t.Fatalf("Curator consumed our items as %v", got)
+	}
+	// Curator deletes an item after its consumer returns.
+	var n int
+	var err error
+	if !waitUntil(30*time.Second, func() bool { n, err = q.Len(ctx); return err == nil && n == 0 }) {
+		t.Fatalf("Len after Curator consumed: %d %v", n, err)
+	}
+	c.expect(t, ctx, "quit", "bye")
+}
+
+// Curator's DistributedDelayQueue and baton's DelayQueue on one path:
+// neither delivers the other's item before its delay.
+func testInteropDelay(t *testing.T, p peer) {
+	ctx := interopCtx(t)
+	path := testPath(t)
+	s := openT(t, 0)
+	q := baton.NewDelayQueue(s, path)
+	const d = 700 * time.Millisecond
+
+	j := startExtras(t, ctx, p, "delay", path)
+	start := time.Now()
+	j.expect(t, ctx, "put curator "+strconv.Itoa(int(d.Milliseconds())), "ok")
+	kids := kidsOf(t, ctx, s, path)
+	if len(kids) != 1 || !curatorDelayItem.MatchString(kids[0].Name) {
+		t.Fatalf("Curator's item: %+v", kids)
+	}
+	v, err := q.Take(ctx)
+	if err != nil || string(v) != "curator" {
+		t.Fatalf("Take: %q %v", v, err)
+	}
+	if el := time.Since(start); el < d {
+		t.Fatalf("Curator's item taken %v after its put, before its delay %v", el, d)
+	}
+	j.expect(t, ctx, "quit", "bye")
+
+	c := startExtras(t, ctx, p, "delay", path, "consume")
+	start = time.Now()
+	if err := q.Put(ctx, []byte("baton"), d); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kidsOf(t, ctx, s, path) {
+		if !curatorDelayItem.MatchString(k.Name) {
+			t.Fatalf("our item %q is not in Curator's layout", k.Name)
+		}
+	}
+	if l := c.line(t, ctx); l != "got baton" {
+		t.Fatalf("Curator consumed %q", l)
+	}
+	if el := time.Since(start); el < d {
+		t.Fatalf("Curator consumed our item %v after the put, before its delay %v", el, d)
+	}
+	c.expect(t, ctx, "quit", "bye")
 }

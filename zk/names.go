@@ -51,6 +51,9 @@ const seqWidth = 10
 // kind with the per-attempt id, and whether it is protected (carries the
 // id). ok is false for a kind that has no sequential form.
 func sequentialName(kind, id string) (prefix string, protected, ok bool) {
+	if p, ok := curatorItemName(kind); ok {
+		return p, false, true
+	}
 	m, ok := markers[kind]
 	if !ok {
 		return "", false, false
@@ -158,6 +161,12 @@ type parsedName struct {
 // plain node: its kind is the name itself.
 func parseName(name string) parsedName {
 	head, seq, ok := splitSeq(name)
+	if strings.HasPrefix(name, curatorItemPrefix) {
+		if !ok {
+			return parsedName{}
+		}
+		return parsedName{kind: parseCuratorItem(head), seq: seq, sequential: true}
+	}
 	if ok {
 		return parsedName{kind: markerKind(head), seq: seq, sequential: true}
 	}

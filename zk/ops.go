@@ -49,7 +49,14 @@ func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error)
 	if err != nil {
 		return nil, baton.Node{}, err
 	}
-	return data, c.statNode(c.abs(path), st), nil
+	n := c.statNode(c.abs(path), st)
+	if baton.IsItemKind(n.Kind) {
+		// Curator's queue items carry its ItemSerializer framing.
+		if data, err = decodeItem(data); err != nil {
+			return nil, n, fmt.Errorf("zk: %s: %w", path, err)
+		}
+	}
+	return data, n, nil
 }
 
 // unique reports whether a node's name is never reused: it carries a

@@ -109,7 +109,7 @@ func init() {
 		{name: "elect", run: (*Main).elect, usage: "elect [flags] NAME [--value V] -- CMD [ARG…]         run CMD only while leader; --requeue: every turn; --observe to watch"},
 		{name: "revoke", run: (*Main).revoke, usage: "revoke [flags] NAME                                  ask the holder of lock NAME to let go (--on-revoke)"},
 		{name: "status", run: (*Main).status, usage: "status [flags] [--json] NAME                         holders and waiters of NAME"},
-		{name: "queue", run: (*Main).queue, usage: "queue put NAME VALUE… | take [--timeout D] NAME | len NAME"},
+		{name: "queue", run: (*Main).queue, usage: "queue put [--priority N | --delay D] NAME VALUE… | take [--priority | --delay] [--timeout D] NAME | len NAME"},
 		{name: "counter", run: (*Main).counter, usage: "counter get|set|add [--int32] NAME [V]             a shared counter (Curator's atomic long / SharedCount)"},
 		{name: "barrier", run: (*Main).barrier, usage: "barrier set|wait|remove NAME | barrier double -n N NAME [-- CMD]"},
 		{name: "members", run: (*Main).members, usage: "members [flags] [--json] NAME | members NAME --join ID [--data D] -- CMD  list a group; be a member while CMD runs"},
