@@ -55,6 +55,10 @@ var (
 	// authentication and permission errors, Redis's refused credentials and
 	// its ACL's refusals of a key, channel or command (NOPERM).
 	ErrPermission = errors.New("baton: permission denied")
+	// ErrPermitExpired is the cause of the end of a PermitSemaphore
+	// permit (reported together with ErrLost) that was neither released
+	// nor extended in time.
+	ErrPermitExpired = errors.New("baton: permit expired")
 	// ErrEmpty is returned by non-blocking queue reads on an empty queue.
 	ErrEmpty = errors.New("baton: queue empty")
 	// ErrUpgrade is returned by RWMutex.Lock on a handle that holds the read

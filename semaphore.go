@@ -76,7 +76,12 @@ func (m *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, true)
 }
 
-func (m *Semaphore) acquire(ctx context.Context, try bool) (l *Lease, err error) {
+func (m *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
+	return m.acquireWith(ctx, try, m.s.nodeData)
+}
+
+// acquireWith is acquire writing data() into the lease node.
+func (m *Semaphore) acquireWith(ctx context.Context, try bool, data func() []byte) (l *Lease, err error) {
 	a := m.tel.StartAcquire(ctx)
 	if a != nil {
 		defer func() { a.End(outcomeOf(err), tokenOf(l), err) }()
@@ -112,7 +117,7 @@ func (m *Semaphore) acquire(ctx context.Context, try bool) (l *Lease, err error)
 	if err := checkSemaphoreLayout(ctx, c, m.name); err != nil {
 		return nil, err
 	}
-	me, kids, err := enqueue(ctx, c, m.leasesDir(), KindLease, m.s.nodeData())
+	me, kids, err := enqueue(ctx, c, m.leasesDir(), KindLease, data())
 	if err != nil {
 		return nil, err
 	}

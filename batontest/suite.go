@@ -95,6 +95,9 @@ var suite = []struct {
 	{"PriorityQueue/Order", testPriorityOrder},
 	{"ItemQueues/ExactlyOnce", testItemQueueExactlyOnce},
 	{"DelayQueue/NeverEarly", testDelayNeverEarly},
+	{"PermitSemaphore/Expires", testPermitExpires},
+	{"PermitSemaphore/ExtendFromAnother", testPermitExtend},
+	{"PermitSemaphore/ReleaseByID", testPermitReleaseByID},
 }
 
 // Run runs the whole conformance suite against one backend.

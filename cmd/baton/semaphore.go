@@ -12,10 +12,11 @@ import (
 // semaphore is `baton semaphore -n N [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) semaphore(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("semaphore", "semaphore -n N [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [-- CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("semaphore", "semaphore -n N [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] [--permit-ttl D] NAME [-- CMD [ARG…]]", &sf, true)
 	n := fs.Int("n", 0, "number of holders allowed at once (the same for every client)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
+	permitTTL := fs.Duration("permit-ttl", 0, "take an expiring permit (PermitSemaphore) that ends after this long unless extended (baton permit extend); CMD gets its id as BATON_PERMIT")
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -27,6 +28,9 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	sf.name = name
 	if *n < 1 {
 		return usageErr("semaphore: -n N (N ≥ 1) is required")
+	}
+	if *permitTTL < 0 {
+		return usageErr("semaphore: --permit-ttl must be positive")
 	}
 	if argv != nil && len(argv) == 0 {
 		return usageErr("semaphore: no CMD after --")
@@ -41,6 +45,9 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore(s)
+	if *permitTTL > 0 {
+		return m.permitHeld(ctx, sigs, s.Session, name, *n, *permitTTL, *timeout, *killAfter, argv)
+	}
 	sem := baton.NewSemaphore(s.Session, name, *n)
 	l, err := waitFor(ctx, sigs, *timeout, sem.Acquire)
 	if err != nil {
