@@ -32,7 +32,8 @@ import (
 // finds it when its time runs out and counts the new time to live from
 // then, so an extended permit lasts at least the new time to live from
 // the extension. An extension that lands while the holder is deleting the
-// expired permit is lost with the permit: query the permit to be sure.
+// expired permit is lost with the permit (Extend returns nil): query the
+// permit to be sure.
 //
 // A PermitSemaphore may be used by many goroutines.
 type PermitSemaphore struct {
