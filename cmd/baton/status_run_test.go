@@ -64,7 +64,9 @@ func TestStatusRedis(t *testing.T) {
 			}
 			var rep statusReport
 			deadline := time.Now().Add(10 * time.Second)
-			for first := true; first || rep.Waiters != want; first = false {
+			// A Redlock waiter joins the masters' lines one by one: wait
+			// until it is on all of them, not only the first.
+			for first := true; first || rep.Waiters != want || len(rep.Entries) != nodes; first = false {
 				out, stderr, code := run(t, e, "status", "--json", "rs")
 				if code != 0 {
 					t.Fatalf("status: %d %q", code, stderr)
@@ -73,7 +75,7 @@ func TestStatusRedis(t *testing.T) {
 					t.Fatalf("%v: %q", err, out)
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("status never showed the waiter: %q", out)
+					t.Fatalf("status never showed the waiter on every server: %q", out)
 				}
 				<-time.After(20 * time.Millisecond) // poll interval
 			}
