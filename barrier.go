@@ -15,7 +15,7 @@ import (
 // Java clients can share one barrier on ZooKeeper.
 //
 // The node is persistent: a barrier outlives the session that set it. Its
-// name is any absolute path on ZooKeeper, any key on etcd.
+// name follows CleanName's rule, as every recipe's does.
 //
 // With telemetry, each Wait is a baton.acquire.duration measurement (outcome
 // acquired once the barrier is down) and counts in baton.waiting while the
@@ -24,12 +24,14 @@ type Barrier struct {
 	s    *Session
 	name string
 	tel  *telemetry.Handle // nil: no telemetry
+	bad  error             // from CleanName: every call returns it
 }
 
 // NewBarrier returns a barrier at name (a ZooKeeper path, an etcd key). It
 // does no I/O.
 func NewBarrier(s *Session, name string) *Barrier {
-	return &Barrier{s: s, name: name, tel: s.tel.Handle(recipeBarrier, name)}
+	name, bad := cleanOrKeep(name)
+	return &Barrier{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeBarrier, name)}
 }
 
 // Name is the barrier node's name on the store.
@@ -38,6 +40,9 @@ func (b *Barrier) Name() string { return b.name }
 // Set raises the barrier by creating its node. Setting a barrier that is
 // already up is nil.
 func (b *Barrier) Set(ctx context.Context) error {
+	if b.bad != nil {
+		return b.bad
+	}
 	dir, base, err := splitName(b.name)
 	if err != nil {
 		return err
@@ -52,6 +57,9 @@ func (b *Barrier) Set(ctx context.Context) error {
 // Remove lowers the barrier, releasing every waiter. Removing a barrier
 // that is not up is nil.
 func (b *Barrier) Remove(ctx context.Context) error {
+	if b.bad != nil {
+		return b.bad
+	}
 	_, n, err := b.s.conn.Get(ctx, b.name)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -64,6 +72,9 @@ func (b *Barrier) Remove(ctx context.Context) error {
 
 // IsSet reports whether the barrier is up (its node exists).
 func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
+	if b.bad != nil {
+		return false, b.bad
+	}
 	_, _, err := b.s.conn.Get(ctx, b.name)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -76,6 +87,9 @@ func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
 // ctx ends first it returns ctx.Err(); if the session is lost, an error
 // satisfying IsSessionGone. It watches the barrier node alone.
 func (b *Barrier) Wait(ctx context.Context) (err error) {
+	if b.bad != nil {
+		return b.bad
+	}
 	a := b.tel.StartAcquire(ctx)
 	if a != nil {
 		defer func() { a.EndWait(outcomeOf(err), err) }()

@@ -34,6 +34,7 @@ const readyName = "ready"
 type DoubleBarrier struct {
 	s    *Session
 	name string
+	bad  error // from CleanName: every call returns it
 	n    int
 	tel  *telemetry.Handle // nil: no telemetry
 
@@ -46,7 +47,8 @@ type DoubleBarrier struct {
 // ZooKeeper path, an etcd prefix). It does no I/O. With n < 1, Enter
 // returns an error wrapping ErrInvalidParticipants.
 func NewDoubleBarrier(s *Session, name string, n int) *DoubleBarrier {
-	return &DoubleBarrier{s: s, name: name, n: n, tel: s.tel.Handle(recipeDoubleBarrier, name)}
+	name, bad := cleanOrKeep(name)
+	return &DoubleBarrier{s: s, name: name, bad: bad, n: n, tel: s.tel.Handle(recipeDoubleBarrier, name)}
 }
 
 // Name is the barrier's name on the store.
@@ -60,6 +62,9 @@ func (d *DoubleBarrier) readyPath() string { return Join(d.name, readyName) }
 // If ctx ends first, our node is removed and ctx.Err() is returned. If the
 // session is lost, Enter returns an error satisfying IsSessionGone.
 func (d *DoubleBarrier) Enter(ctx context.Context) (err error) {
+	if d.bad != nil {
+		return d.bad
+	}
 	a := d.tel.StartAcquire(ctx)
 	if a != nil {
 		defer func() { a.EndWait(outcomeOf(err), err) }()

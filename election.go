@@ -27,6 +27,7 @@ import (
 type Election struct {
 	s    *Session
 	name string
+	bad  error             // from CleanName: every call returns it
 	tel  *telemetry.Handle // nil: no telemetry
 
 	gate handle.Gate // one Campaign at a time on this handle
@@ -50,7 +51,8 @@ func (e LeaderEvent) HasLeader() bool { return e.Node.Path != "" }
 // NewElection returns an election on name (a ZooKeeper path, an etcd
 // prefix). It does no I/O.
 func NewElection(s *Session, name string) *Election {
-	return &Election{s: s, name: name, tel: s.tel.Handle(recipeElection, name)}
+	name, bad := cleanOrKeep(name)
+	return &Election{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeElection, name)}
 }
 
 // Name is the election's name on the store.
@@ -73,6 +75,9 @@ func candidate(n Node) bool { return n.Kind == KindLatch || n.Kind == KindLock }
 // would lead beside us), our node is removed and an error wrapping
 // ErrIncompatible is returned.
 func (e *Election) Campaign(ctx context.Context, value []byte) error {
+	if e.bad != nil {
+		return e.bad
+	}
 	if err := e.gate.Enter(ctx); err != nil {
 		return err
 	}
@@ -211,6 +216,9 @@ func (e *Election) proclaim(ctx context.Context, value []byte) error {
 // Leader returns the current leader's value and node, or ErrNoLeader when
 // nobody leads.
 func (e *Election) Leader(ctx context.Context) ([]byte, Node, error) {
+	if e.bad != nil {
+		return nil, Node{}, e.bad
+	}
 	const attempts = 8 // the leader may go between listing and reading
 	err := ErrNoLeader
 	for range attempts {
@@ -283,6 +291,9 @@ func (e *Election) observe(ctx context.Context, ch chan<- LeaderEvent) {
 
 // follow sends the leader events on ch until it fails, and says why.
 func (e *Election) follow(ctx context.Context, ch chan<- LeaderEvent) error {
+	if e.bad != nil {
+		return e.bad
+	}
 	c := e.s.conn
 	var last LeaderEvent
 	first := true

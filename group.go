@@ -16,6 +16,7 @@ import (
 type Group struct {
 	s    *Session
 	name string
+	bad  error // from CleanName: every call returns it
 }
 
 // Member is one member of a Group.
@@ -30,7 +31,10 @@ type Member struct {
 
 // NewGroup returns a view of the group on name (a ZooKeeper path, an etcd
 // prefix). It does no I/O.
-func NewGroup(s *Session, name string) *Group { return &Group{s: s, name: name} }
+func NewGroup(s *Session, name string) *Group {
+	name, bad := cleanOrKeep(name)
+	return &Group{s: s, name: name, bad: bad}
+}
 
 // Name is the group's name on the store.
 func (g *Group) Name() string { return g.name }
@@ -43,6 +47,9 @@ func (g *Group) Members(ctx context.Context) ([]Member, error) {
 
 // members returns the members and the listing they were read from.
 func (g *Group) members(ctx context.Context) ([]Member, []Node, error) {
+	if g.bad != nil {
+		return nil, nil, g.bad
+	}
 	c := g.s.conn
 	kids, err := c.Children(ctx, g.name)
 	if err != nil {
@@ -73,6 +80,9 @@ func (g *Group) Watch(ctx context.Context) <-chan []Member {
 	ch := make(chan []Member)
 	go func() {
 		defer close(ch)
+		if g.bad != nil {
+			return // a bad name: nothing to watch
+		}
 		b := newBackoff()
 		var last []Member
 		sent := false
@@ -118,6 +128,7 @@ type GroupMember struct {
 // NewGroupMember returns member id of the group on name, carrying data.
 // It joins when Run is called. It does no I/O.
 func NewGroupMember(open SessionFunc, name, id string, data []byte) *GroupMember {
+	name, _ = cleanOrKeep(name) // the node's path is checked whole
 	return &GroupMember{name: name, id: id, node: NewPersistentNode(open, Join(name, id), data, true)}
 }
 

@@ -30,6 +30,7 @@ import (
 type Mutex struct {
 	s     *Session
 	name  string
+	bad   error             // from CleanName: every call returns it
 	tel   *telemetry.Handle // nil: no telemetry
 	data  []byte            // our node's data, if not the session's identity
 	delay time.Duration     // the lock-delay; 0: none
@@ -43,7 +44,8 @@ type Mutex struct {
 // NewMutex returns a mutex on name (a ZooKeeper path, an etcd prefix),
 // with LockDelay if given. It does no I/O.
 func NewMutex(s *Session, name string, opts ...MutexOption) *Mutex {
-	m := &Mutex{s: s, name: name, tel: s.tel.Handle(recipeMutex, name)}
+	name, bad := cleanOrKeep(name)
+	m := &Mutex{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeMutex, name)}
 	for _, o := range opts {
 		o(m)
 	}
@@ -80,6 +82,9 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	a := m.tel.StartAcquire(ctx)
 	if a != nil {
 		defer func() { a.End(outcomeOf(err), tokenOf(l), err) }()
+	}
+	if m.bad != nil {
+		return nil, m.bad
 	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err

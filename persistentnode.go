@@ -32,6 +32,7 @@ type SessionFunc func(ctx context.Context) (*Session, error)
 type PersistentNode struct {
 	open      SessionFunc
 	path      string
+	bad       error // from CleanName: Run returns it
 	ephemeral bool
 
 	mu      sync.Mutex
@@ -45,7 +46,8 @@ type PersistentNode struct {
 // etcd key) carrying data; with ephemeral it is bound to the session of
 // the moment. It does no I/O.
 func NewPersistentNode(open SessionFunc, path string, data []byte, ephemeral bool) *PersistentNode {
-	return &PersistentNode{open: open, path: path, data: bytes.Clone(data), ephemeral: ephemeral, changed: make(chan struct{})}
+	path, bad := cleanOrKeep(path)
+	return &PersistentNode{open: open, path: path, bad: bad, data: bytes.Clone(data), ephemeral: ephemeral, changed: make(chan struct{})}
 }
 
 // Path is the node's path.
@@ -57,6 +59,9 @@ func (p *PersistentNode) Path() string { return p.path }
 // replaced by a new one from the SessionFunc. Run returns early only with
 // an error wrapping ErrInvalidName (a path the store cannot hold).
 func (p *PersistentNode) Run(ctx context.Context) error {
+	if p.bad != nil {
+		return p.bad
+	}
 	dir, name := path.Split(p.path)
 	dir = trimSlash(dir)
 	if dir == "" || name == "" {

@@ -32,6 +32,7 @@ import (
 type Queue struct {
 	s          *Session
 	name       string
+	bad        error             // from CleanName: every call returns it
 	tel        *telemetry.Handle // nil: no telemetry
 	cache      itemCache
 	contention contention
@@ -40,7 +41,8 @@ type Queue struct {
 // NewQueue returns a queue on name (a ZooKeeper path, an etcd prefix). It
 // does no I/O.
 func NewQueue(s *Session, name string) *Queue {
-	return &Queue{s: s, name: name, tel: s.tel.Handle(recipeQueue, name)}
+	name, bad := cleanOrKeep(name)
+	return &Queue{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeQueue, name)}
 }
 
 // Name is the queue's name on the store.
@@ -49,6 +51,9 @@ func (q *Queue) Name() string { return q.name }
 // Put appends an item carrying data. The item is persistent: it outlives
 // the session that put it.
 func (q *Queue) Put(ctx context.Context, data []byte) error {
+	if q.bad != nil {
+		return q.bad
+	}
 	_, err := q.s.conn.Create(ctx, q.name, KindQueue, data, Sequential)
 	return err
 }
@@ -112,6 +117,9 @@ func (q *Queue) Poll(ctx context.Context) ([]byte, error) {
 // listing would trail the others forever. ErrEmpty comes with the listing
 // that had nothing to take.
 func (q *Queue) take(ctx context.Context) ([]byte, []Node, error) {
+	if q.bad != nil {
+		return nil, nil, q.bad
+	}
 	for {
 		k, ok := q.cache.pop()
 		if !ok {
@@ -207,11 +215,17 @@ func (q *Queue) takeOne(ctx context.Context, k Node, tel *telemetry.Handle) (dat
 
 // Peek returns the oldest item's data without removing it, or ErrEmpty.
 func (q *Queue) Peek(ctx context.Context) ([]byte, error) {
+	if q.bad != nil {
+		return nil, q.bad
+	}
 	return peek(ctx, q.s.conn, q.name)
 }
 
 // Len returns the number of items in the queue.
 func (q *Queue) Len(ctx context.Context) (int, error) {
+	if q.bad != nil {
+		return 0, q.bad
+	}
 	n, err := queueLen(ctx, q.s.conn, q.name)
 	if err == nil {
 		q.tel.QueueDepth(n)

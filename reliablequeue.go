@@ -26,6 +26,7 @@ const claimsName = "claims"
 type ReliableQueue struct {
 	s          *Session
 	name       string
+	bad        error             // from CleanName: every call returns it
 	tel        *telemetry.Handle // nil: no telemetry
 	cache      itemCache
 	contention contention
@@ -46,7 +47,8 @@ type Item struct {
 // NewReliableQueue returns a reliable queue on name (a ZooKeeper path, an
 // etcd prefix). It does no I/O.
 func NewReliableQueue(s *Session, name string) *ReliableQueue {
-	return &ReliableQueue{s: s, name: name, tel: s.tel.Handle(recipeReliableQueue, name)}
+	name, bad := cleanOrKeep(name)
+	return &ReliableQueue{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeReliableQueue, name)}
 }
 
 // Name is the queue's name on the store.
@@ -61,6 +63,9 @@ func (q *ReliableQueue) claimsDir() string {
 
 // Put appends an item carrying data. The item is persistent.
 func (q *ReliableQueue) Put(ctx context.Context, data []byte) error {
+	if q.bad != nil {
+		return q.bad
+	}
 	_, err := q.s.conn.Create(ctx, q.name, KindQueue, data, Sequential)
 	return err
 }
@@ -110,6 +115,9 @@ func (q *ReliableQueue) Poll(ctx context.Context) (*Item, error) {
 // was claimed or taken meanwhile. ErrEmpty comes with the listings of items
 // and claims that had nothing to take.
 func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error) {
+	if q.bad != nil {
+		return nil, nil, nil, q.bad
+	}
 	c := q.s.conn
 	for {
 		k, ok := q.cache.pop()
@@ -216,11 +224,17 @@ func (q *ReliableQueue) Release(ctx context.Context, it *Item) error {
 // Peek returns the oldest item's data without claiming or removing it, or
 // ErrEmpty. The item may be claimed by a consumer.
 func (q *ReliableQueue) Peek(ctx context.Context) ([]byte, error) {
+	if q.bad != nil {
+		return nil, q.bad
+	}
 	return peek(ctx, q.s.conn, q.name)
 }
 
 // Len returns the number of items in the queue, claimed or not.
 func (q *ReliableQueue) Len(ctx context.Context) (int, error) {
+	if q.bad != nil {
+		return 0, q.bad
+	}
 	return queueLen(ctx, q.s.conn, q.name)
 }
 

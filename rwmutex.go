@@ -32,6 +32,7 @@ import (
 type RWMutex struct {
 	s    *Session
 	name string
+	bad  error             // from CleanName: every call returns it
 	rtel *telemetry.Handle // read side; nil: no telemetry
 	wtel *telemetry.Handle // write side
 
@@ -43,7 +44,8 @@ type RWMutex struct {
 // NewRWMutex returns a reader/writer lock on name (a ZooKeeper path, an
 // etcd prefix). It does no I/O.
 func NewRWMutex(s *Session, name string) *RWMutex {
-	return &RWMutex{s: s, name: name, rtel: s.tel.Handle(recipeRead, name), wtel: s.tel.Handle(recipeWrite, name)}
+	name, bad := cleanOrKeep(name)
+	return &RWMutex{s: s, name: name, bad: bad, rtel: s.tel.Handle(recipeRead, name), wtel: s.tel.Handle(recipeWrite, name)}
 }
 
 // Name is the lock's name on the store.
@@ -95,6 +97,9 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (l *Lease, err e
 	a := tel.StartAcquire(ctx)
 	if a != nil {
 		defer func() { a.End(outcomeOf(err), tokenOf(l), err) }()
+	}
+	if m.bad != nil {
+		return nil, m.bad
 	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err

@@ -29,6 +29,7 @@ import (
 type Semaphore struct {
 	s    *Session
 	name string
+	bad  error // from CleanName: every call returns it
 	n    int
 	tel  *telemetry.Handle // nil: no telemetry
 
@@ -47,7 +48,8 @@ type semHold struct {
 // an etcd prefix). It does no I/O. With n < 1, Acquire and TryAcquire
 // return an error wrapping ErrInvalidPermits.
 func NewSemaphore(s *Session, name string, n int) *Semaphore {
-	return &Semaphore{s: s, name: name, n: n, tel: s.tel.Handle(recipeSemaphore, name), held: make(map[*Lease]*semHold)}
+	name, bad := cleanOrKeep(name)
+	return &Semaphore{s: s, name: name, bad: bad, n: n, tel: s.tel.Handle(recipeSemaphore, name), held: make(map[*Lease]*semHold)}
 }
 
 // Name is the semaphore's name on the store.
@@ -85,6 +87,9 @@ func (m *Semaphore) acquireWith(ctx context.Context, try bool, data func() []byt
 	a := m.tel.StartAcquire(ctx)
 	if a != nil {
 		defer func() { a.End(outcomeOf(err), tokenOf(l), err) }()
+	}
+	if m.bad != nil {
+		return nil, m.bad
 	}
 	if m.n < 1 {
 		return nil, fmt.Errorf("%w: semaphore %s with %d permits", ErrInvalidPermits, m.name, m.n)

@@ -3,6 +3,7 @@ package batontest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -352,11 +353,52 @@ func testMutexWaiterLost(t *testing.T, h Harness) {
 func testMutexInvalidName(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	s := h.Open(t, LoadTTL)
-	for _, name := range []string{"", "bad\x00name", "a/../b"} {
+	// baton.CleanName's rule, the same on every store: each recipe
+	// refuses these before any I/O.
+	for _, name := range []string{"", "/", "bad\x00name", "a/../b", "/a/./b", "/a//b", "/a/", "\U0001f600", "/x/\xff", "x:token"} {
 		_, err := baton.NewMutex(s, name).TryLock(ctx)
 		if !errors.Is(err, baton.ErrInvalidName) {
-			t.Errorf("name %q: %v, want ErrInvalidName", name, err)
+			t.Errorf("mutex %q: %v, want ErrInvalidName", name, err)
 		}
+		if _, err := baton.NewSemaphore(s, name, 1).TryAcquire(ctx); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("semaphore %q: %v, want ErrInvalidName", name, err)
+		}
+		if err := baton.NewBarrier(s, name).Set(ctx); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("barrier %q: %v, want ErrInvalidName", name, err)
+		}
+		if err := baton.NewQueue(s, name).Put(ctx, nil); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("queue %q: %v, want ErrInvalidName", name, err)
+		}
+		if _, _, err := baton.NewElection(s, name).Leader(ctx); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("election %q: %v, want ErrInvalidName", name, err)
+		}
+	}
+}
+
+// A name with or without its leading "/" is one lock, named in canonical
+// form, on every store.
+func testMutexNameForms(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t) // "/…"
+	ss := sessions(t, h, 2)
+	a, b := baton.NewMutex(ss[0], name), baton.NewMutex(ss[1], strings.TrimPrefix(name, "/"))
+	if b.Name() != name {
+		t.Fatalf("Name() = %q, want %q", b.Name(), name)
+	}
+	if _, err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock on %q while %q is held: %v, want ErrLocked", b.Name(), name, err)
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock on %q once free: %v", b.Name(), err)
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -27,6 +27,7 @@ var suite = []struct {
 	{"Mutex/ExpiryWhileHolding", testMutexExpiry},
 	{"Mutex/WaiterSessionLost", testMutexWaiterLost},
 	{"Mutex/InvalidName", testMutexInvalidName},
+	{"Mutex/NameForms", testMutexNameForms},
 	{"Mutex/UnlockCancelledCtx", testMutexUnlockCancelled},
 	{"Mutex/NodeDeletedRevokes", testMutexRevoked},
 	{"RWMutex/ManyReaders", testRWMutexReaders},

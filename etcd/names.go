@@ -28,11 +28,14 @@ const minLeaseHex = 8
 // the bare id, as etcd's concurrency package names its keys.
 var prefixedKinds = []string{baton.KindLatch, baton.KindRead, baton.KindWrite, baton.KindLease, baton.KindQueue}
 
-// CheckName reports why name cannot name a recipe on etcd (a key
-// prefix), as an error wrapping baton.ErrInvalidName, or nil: it must be
-// UTF-8 of at most 4096 bytes, other than "" and "/", with no control
-// character and no "." or ".." element.
-func CheckName(name string) error { return checkDir(name) }
+// CheckName reports why name cannot name a recipe, as an error wrapping
+// baton.ErrInvalidName, or nil: baton.CleanName's rules, the same on every
+// store. A recipe uses the name's canonical form ("/a/b" for "a/b") as its
+// key prefix.
+func CheckName(name string) error {
+	_, err := baton.CleanName(name)
+	return err
+}
 
 // checkDir validates a recipe name (an etcd key prefix).
 func checkDir(dir string) error {

@@ -46,6 +46,18 @@ func FuzzCheckName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
+		// Every name baton.CleanName takes, etcd takes, in canonical form,
+		// with a child under it: one rule for every store.
+		if clean, err := baton.CleanName(name); err == nil {
+			if err := checkDir(clean); err != nil {
+				t.Fatalf("CleanName(%q) = %q, which checkDir refuses: %v", name, clean, err)
+			}
+			if CheckName(name) != nil {
+				t.Fatalf("CheckName(%q) refuses what CleanName takes", name)
+			}
+		} else if CheckName(name) == nil {
+			t.Fatalf("CheckName(%q) takes what CleanName refuses", name)
+		}
 		err := checkDir(name)
 		if err != nil {
 			if !errors.Is(err, baton.ErrInvalidName) || strings.Contains(err.Error(), "\n") {

@@ -59,9 +59,12 @@ type Mutex struct {
 	levels handle.Reentrant[*liveLock] // what this handle holds, by level
 }
 
-// NewMutex returns a lock on key, a plain Redis key name. It does no I/O.
+// NewMutex returns a lock on the key named by key, a lock name as
+// baton.CleanName has them: the key is the name without a leading "/"
+// ("jobs/x" and "/jobs/x" are the key "jobs/x"). It does no I/O.
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
+	key = keyOf(key)
 	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", key, o)}
 }
 

@@ -15,13 +15,26 @@ import (
 	"github.com/batonhq/baton/redis"
 )
 
+// A lock name with or without its leading "/" is one key, without it:
+// "nightly-report" is the key redsync and others use.
+func TestKeyOfName(t *testing.T) {
+	for name, key := range map[string]string{"nightly-report": "nightly-report", "/nightly-report": "nightly-report", "/jobs/x": "jobs/x", "a:b": "a:b"} {
+		if got := redis.NewMutex(nil, name).Key(); got != key {
+			t.Errorf("NewMutex(%q).Key() = %q, want %q", name, got, key)
+		}
+		if got := redis.NewRedlock(nil, name).Key(); got != key {
+			t.Errorf("NewRedlock(%q).Key() = %q, want %q", name, got, key)
+		}
+	}
+}
+
 func TestCheckKey(t *testing.T) {
 	for _, k := range []string{"nightly-report", "a:b", "locks/x", "ü", "a:tokens", strings.Repeat("k", redis.MaxKeyLen)} {
 		if err := redis.CheckKey(k); err != nil {
 			t.Errorf("CheckKey(%.20q): %v", k, err)
 		}
 	}
-	for _, k := range []string{"", "a\nb", "a\x00", "a\u0085", "\xff", "a:token", "x:queue", "x:waiting", "x:release",
+	for _, k := range []string{"", "/", "a//b", "/a/../b", "./a", "a/", "\U0001f600", "a\nb", "a\x00", "a\u0085", "\xff", "a:token", "x:queue", "x:waiting", "x:release",
 		strings.Repeat("k", redis.MaxKeyLen+1)} {
 		if err := redis.CheckKey(k); !errors.Is(err, baton.ErrInvalidName) {
 			t.Errorf("CheckKey(%.20q) = %v, want ErrInvalidName", k, err)
@@ -58,8 +71,13 @@ func FuzzCheckKey(f *testing.F) {
 			}
 			return
 		}
-		if k == "" || len(k) > redis.MaxKeyLen || !utf8.ValidString(k) || strings.IndexFunc(k, unicode.IsControl) >= 0 {
+		if k == "" || len(strings.TrimPrefix(k, "/")) > redis.MaxKeyLen || !utf8.ValidString(k) || strings.IndexFunc(k, unicode.IsControl) >= 0 {
 			t.Fatalf("CheckKey accepted %q", k)
+		}
+		// The key is the name without its leading "/": one key for both.
+		key := redis.NewMutex(nil, k).Key()
+		if key != strings.TrimPrefix(k, "/") || redis.NewMutex(nil, "/"+key).Key() != key {
+			t.Fatalf("name %q has key %q", k, key)
 		}
 		for _, s := range []string{":token", ":queue", ":waiting", ":release"} {
 			if strings.HasSuffix(k, s) {

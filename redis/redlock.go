@@ -88,9 +88,11 @@ type Redlock struct {
 	lines []place
 }
 
-// NewRedlock returns a Redlock on key over q's masters. It does no I/O.
+// NewRedlock returns a Redlock on key over q's masters; key is a lock name,
+// as for NewMutex. It does no I/O.
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	o := buildOptions(opts)
+	key = keyOf(key)
 	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redlock", key, o)}
 }
 

@@ -442,6 +442,13 @@ func FuzzCheckPath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
+		// Every name baton.CleanName takes, ZooKeeper takes, in canonical
+		// form: one rule for every store.
+		if clean, err := baton.CleanName(p); err == nil {
+			if err := checkPath(clean); err != nil {
+				t.Fatalf("CleanName(%q) = %q, which checkPath refuses: %v", p, clean, err)
+			}
+		}
 		err := checkPath(p)
 		if err != nil {
 			if !errors.Is(err, baton.ErrInvalidName) {

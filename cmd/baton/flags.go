@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
@@ -60,8 +59,9 @@ func (sf *storeFlags) options() store.Options {
 	return store.Options{DialTimeout: sf.dial, TTL: sf.ttl, TLS: sf.tls, Telemetry: sf.ms.telemetry()}
 }
 
-// parse parses the store URL and checks the TLS flags and the recipe
-// name against it, before any dialing: every problem is a usage error.
+// parse parses the store URL and checks the TLS flags against it, before
+// any dialing: every problem is a usage error. (The recipe name was
+// cleaned already, the same way for every store: cleanName.)
 func (sf *storeFlags) parse() (store.URL, error) {
 	if err := sf.checkDurations(); err != nil {
 		return store.URL{}, err
@@ -75,11 +75,6 @@ func (sf *storeFlags) parse() (store.URL, error) {
 	}
 	if err := u.CheckTLS(sf.tls); err != nil {
 		return u, usageErr("%v", err)
-	}
-	if sf.name != "" {
-		if err := u.CheckName(sf.name); err != nil {
-			return u, usageErr("%v", err)
-		}
 	}
 	return u, nil
 }
@@ -121,6 +116,9 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		fs.SetOutput(m.Stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+		if strings.Contains(synopsis, "NAME") {
+			fmt.Fprintf(m.Stdout, "\n%s", nameRule)
+		}
 	}
 	return fs
 }
@@ -182,7 +180,7 @@ func (m *Main) checkCmd(argv []string, heldVar, name string) error {
 	if argv == nil {
 		return nil
 	}
-	if heldVar != "" && m.Getenv(heldVar) == name {
+	if heldVar != "" && holds(m.Getenv(heldVar), name) {
 		return usageErr("%s=%s: this command already runs under %s; a nested one would wait for itself", heldVar, name, name)
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
@@ -191,17 +189,39 @@ func (m *Main) checkCmd(argv []string, heldVar, name string) error {
 	return nil
 }
 
-// checkName rejects names no store can use, before dialing.
-func checkName(name string) error {
-	if name == "" {
-		return usageErr("empty NAME")
+// nameRule is NAME's rule in the -h texts (baton.CleanName's).
+const nameRule = "NAME is one or more elements separated by /, the same on every store; a leading / is optional\n" +
+	"(jobs/x and /jobs/x are one lock: the ZooKeeper path and etcd key prefix /jobs/x, the Redis key jobs/x).\n" +
+	"Refused (exit 2): empty elements (a//b, a trailing /), . and .., control characters and others ZooKeeper\n" +
+	"refuses (U+D800-U+F8FF, U+FFF0 and up: emoji), over 4096 bytes, a :token/:queue/:waiting/:release ending.\n"
+
+// cleanName returns NAME in canonical form ("/a/b"; see baton.CleanName,
+// the same rule for every store), or a usage error quoting it, before
+// anything is dialled.
+func cleanName(name string) (string, error) {
+	clean, err := baton.CleanName(name)
+	if err != nil {
+		return "", usageErr("%v", err)
 	}
-	for _, r := range name {
-		if unicode.IsControl(r) {
-			return usageErr("NAME %q has a control character", name)
+	return clean, nil
+}
+
+// holds reports whether held, the value of $BATON_LOCK or
+// $BATON_ELECTION (one name, or several space-separated), names name
+// (canonical).
+func holds(held, name string) bool {
+	if held == "" {
+		return false
+	}
+	if c, err := baton.CleanName(held); err == nil && c == name {
+		return true
+	}
+	for _, h := range strings.Fields(held) {
+		if c, err := baton.CleanName(h); err == nil && c == name {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // oneName returns the single positional argument NAME.
@@ -212,7 +232,7 @@ func oneName(fs *flagSet, pos []string) (string, error) {
 		}
 		return "", usageErr("%s: unexpected arguments %q (put CMD after --)", fs.Name(), strings.Join(pos[1:], " "))
 	}
-	return pos[0], checkName(pos[0])
+	return cleanName(pos[0])
 }
 
 // open parses the store URL and opens it within the dial timeout. With
@@ -329,4 +349,10 @@ func (m *Main) verb(cmd string, args []string, verbs ...string) (string, []strin
 		return "", nil, usageErr("%s: missing verb: want one of %s", cmd, strings.Join(verbs, ", "))
 	}
 	return "", nil, usageErr("%s: unknown verb %q: want one of %s", cmd, args[0], strings.Join(verbs, ", "))
+}
+
+// checkName is cleanName's verdict alone.
+func checkName(name string) error {
+	_, err := cleanName(name)
+	return err
 }

@@ -21,10 +21,12 @@ import (
 // is taken only if all are free (MultiLock.TryLock).
 func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSpec, timeout, killAfter time.Duration) error {
 	sf, names := l.sf, l.names
-	for _, n := range names {
-		if err := checkName(n); err != nil {
+	for i, n := range names {
+		c, err := cleanName(n)
+		if err != nil {
 			return err
 		}
+		names[i] = c
 	}
 	if spec.try {
 		l.retry = 0 // --try answers at once, outage or not

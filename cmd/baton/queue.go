@@ -65,8 +65,8 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	if len(pos) == 0 {
 		return usageErr("queue %s: missing NAME", v)
 	}
-	name := pos[0]
-	if err := checkName(name); err != nil {
+	name, err := cleanName(pos[0])
+	if err != nil {
 		return err
 	}
 	sf.name = name

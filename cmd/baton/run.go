@@ -141,6 +141,7 @@ func (m *Main) usage(w io.Writer) {
 		"etcd://[user:pass@]h:p[,…], redis://[user:pass@]h:p[/db], redlock://h:p,h:p,…  (default %s);\n"+
 		"zks://, etcds:// and rediss:// are the same over TLS, with --tls-ca, --tls-cert, --tls-key\n"+
 		"(or $BATON_TLS_CA, $BATON_TLS_CERT, $BATON_TLS_KEY). Passwords are never printed.\n"+
+		nameRule+
 		"Exit status: CMD's own; 75 not acquired within --timeout or --try (CMD not run); 76 lost while CMD ran\n"+
 		"(CMD's group got SIGTERM, then SIGKILL after --kill-after, and SIGKILL from the watchdog at the\n"+
 		"loss deadline at the latest, even if baton was killed or stopped); 2 usage; 1 store unreachable\n"+

@@ -86,31 +86,6 @@ func (s *Store) Close(ctx context.Context) error {
 // sessions (Redis supports locks only).
 func (s *Store) NeedSession(what string) error { return s.URL.NeedSession(what) }
 
-// CheckName rejects a recipe name the store kind cannot use, before any
-// dialing: ZooKeeper names are absolute paths without empty elements;
-// etcd and Redis names pass their package's checks (etcd.CheckName,
-// redis.CheckKey).
-func (u URL) CheckName(name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: empty name", baton.ErrInvalidName)
-	}
-	switch {
-	case u.IsEtcd():
-		return etcd.CheckName(name)
-	case u.isRedis():
-		return redis.CheckKey(name)
-	case !u.IsZooKeeper():
-		return nil
-	}
-	if name[0] != '/' {
-		return fmt.Errorf("%w: %q: ZooKeeper names are absolute paths (try %q)", baton.ErrInvalidName, name, "/"+name)
-	}
-	if name != "/" && (strings.HasSuffix(name, "/") || strings.Contains(name, "//")) {
-		return fmt.Errorf("%w: %q has an empty path element", baton.ErrInvalidName, name)
-	}
-	return nil
-}
-
 // HasSessions reports whether the store kind has sessions (ZooKeeper,
 // etcd) and so every recipe; Redis kinds have locks only.
 func (u URL) HasSessions() bool { return !u.isRedis() }
