@@ -115,7 +115,7 @@ func (m *Main) joinGroup(ctx context.Context, sigs *signals, sf *storeFlags, fir
 		}
 		s, err := m.open(ctx, sf)
 		if err != nil {
-			fmt.Fprintf(m.Stderr, "baton: members %s: reopening the store: %v\n", name, err)
+			fmt.Fprintf(m.Stderr, "baton: members %s: reopening the store: %s\n", name, errLine(err))
 			return nil, err
 		}
 		stores = append(stores, s)

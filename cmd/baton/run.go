@@ -69,6 +69,13 @@ func usageErr(format string, a ...any) error {
 	return exitWith(exitUsage, fmt.Errorf(format, a...))
 }
 
+// errLine is err's message for a line that starts "baton: ": on one
+// line, without the "baton: " the library's errors carry too.
+func errLine(err error) string {
+	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+	return strings.ReplaceAll(msg, "baton: ", "")
+}
+
 // Exit prints err (one line, never a stack trace) and returns the exit
 // status for it.
 func (m *Main) Exit(err error) int {
@@ -83,9 +90,7 @@ func (m *Main) Exit(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	if msg := err.Error(); msg != "" {
-		msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
-		msg = strings.ReplaceAll(msg, "baton: ", "") // library errors carry the prefix too
+	if msg := errLine(err); msg != "" {
 		fmt.Fprintf(m.Stderr, "baton: %s\n", msg)
 	}
 	return code
