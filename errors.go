@@ -49,6 +49,9 @@ var (
 	// ErrInvalidParticipants means a DoubleBarrier was made for fewer than
 	// one participant.
 	ErrInvalidParticipants = errors.New("baton: invalid number of participants")
+	// ErrPermitsMismatch means a Semaphore was asked for with another
+	// number of permits than the one its holders use.
+	ErrPermitsMismatch = errors.New("baton: number of permits differs from the semaphore's")
 	// ErrPermission is satisfied (errors.Is) by every backend's refusal of
 	// credentials or of access: a ZooKeeper ACL that does not grant this
 	// session's identity (NoAuth) or failed authentication, etcd's

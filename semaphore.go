@@ -24,7 +24,12 @@ import (
 // kazoo's Semaphore keeps a different layout (NAME/<uuid hex> leases):
 // Acquire refuses a name holding kazoo leases with ErrIncompatible.
 //
-// All clients of one semaphore must use the same n. A Semaphore value may be
+// All clients of one semaphore must use the same n: n is recorded with the
+// semaphore (NAME/permits, in the format of Curator's SharedCount), and an
+// Acquire with another n fails with ErrPermitsMismatch while any lease is
+// held or waited for. Once none is, the next Acquire records its own n:
+// the number can change when the semaphore is empty. (A Curator client
+// that does not read the record is not checked.) A Semaphore value may be
 // used by many goroutines; each Acquire is a separate lease.
 type Semaphore struct {
 	s    *Session
@@ -120,6 +125,9 @@ func (m *Semaphore) acquireWith(ctx context.Context, try bool, data func() []byt
 	defer removeNode(ctx, c, turn)
 
 	if err := checkSemaphoreLayout(ctx, c, m.name); err != nil {
+		return nil, err
+	}
+	if err := m.checkPermits(ctx, c, turn); err != nil {
 		return nil, err
 	}
 	me, kids, err := enqueue(ctx, c, m.leasesDir(), KindLease, data())

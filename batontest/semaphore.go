@@ -279,3 +279,52 @@ func testSemaphoreNoPermits(t *testing.T, h Harness) {
 		}
 	}
 }
+
+// A client asking for another number of permits than the holders' is
+// refused (ErrPermitsMismatch) and leaves nothing behind; once the
+// semaphore is empty, the number can change.
+func testSemaphorePermitsMismatch(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 3)
+	one := baton.NewSemaphore(ss[0], name, 1)
+	l, err := one.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := baton.NewSemaphore(ss[1], name, 5).Acquire(ctx); !errors.Is(err, baton.ErrPermitsMismatch) {
+		t.Fatalf("5 permits while a 1-permit holder is inside: %v, want ErrPermitsMismatch", err)
+	}
+	if _, err := baton.NewSemaphore(ss[1], name, 5).TryAcquire(ctx); !errors.Is(err, baton.ErrPermitsMismatch) && !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryAcquire with 5 permits: %v, want ErrPermitsMismatch or ErrLocked", err)
+	}
+	if n := leaseNodes(t, h, name); n != 1 {
+		t.Fatalf("%d lease nodes after the refusals, want 1", n)
+	}
+	if n := kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock); n != 0 {
+		t.Fatalf("%d nodes left in the acquirers' line, want 0", n)
+	}
+	if err := one.Release(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	// Empty: 5 permits now, and the record follows.
+	five := baton.NewSemaphore(ss[1], name, 5)
+	l5, err := five.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("5 permits on the empty semaphore: %v", err)
+	}
+	if _, err := baton.NewSemaphore(ss[2], name, 1).Acquire(ctx); !errors.Is(err, baton.ErrPermitsMismatch) {
+		t.Fatalf("1 permit while a 5-permit holder is inside: %v, want ErrPermitsMismatch", err)
+	}
+	other := baton.NewSemaphore(ss[2], name, 5)
+	l5b, err := other.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("a second holder with the same 5 permits: %v", err)
+	}
+	if err := five.Release(ctx, l5); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Release(ctx, l5b); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -50,6 +50,7 @@ var suite = []struct {
 	{"Semaphore/DeadHolderFreesLease", testSemaphoreDeadHolder},
 	{"Semaphore/HerdFree", testSemaphoreHerdFree},
 	{"Semaphore/NoPermits", testSemaphoreNoPermits},
+	{"Semaphore/PermitsMismatch", testSemaphorePermitsMismatch},
 	{"Semaphore/ReleaseCancelledCtx", testSemaphoreReleaseCancelled},
 	{"Semaphore/NodeDeletedRevokes", testSemaphoreRevoked},
 	{"Election/CampaignLeaderProclaimResign", testElectionBasic},

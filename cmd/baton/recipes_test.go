@@ -122,6 +122,18 @@ func semaphoreRun(t *testing.T, e []string) {
 	if code := third.wait(10 * time.Second); code != 4 {
 		t.Fatalf("third exit %d, want CMD's 4", code)
 	}
+	// -n 5 while a -n 2 holder is inside: refused, CMD not run.
+	out, stderr, code := run(t, e, "semaphore", "-n", "5", "/s", "--", "echo", "ran")
+	if code != exitUsage || out != "" || stderr != "baton: semaphore /s: -n 5: number of permits differs from the semaphore's: "+
+		"/s is a semaphore of 2 permits, not 5 (1 leases held or waited for; the number can change once none is)\n" {
+		t.Fatalf("-n 5 beside -n 2: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	// Once nobody is inside, the number can change.
+	h2.signal(syscall.SIGINT)
+	h2.wait(10 * time.Second)
+	if out, stderr, code := run(t, e, "semaphore", "-n", "5", "/s", "--", "echo", "ran"); code != 0 || out != "ran\n" {
+		t.Fatalf("-n 5 on the empty semaphore: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
 	if _, stderr, code := run(t, e, "semaphore", "/s", "--", "true"); code != exitUsage || !strings.Contains(stderr, "-n N") {
 		t.Fatalf("without -n: %d %q", code, stderr)
 	}

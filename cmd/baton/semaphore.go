@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,7 +14,7 @@ import (
 func (m *Main) semaphore(ctx context.Context, args []string) error {
 	var sf storeFlags
 	fs := m.newFlags("semaphore", "semaphore -n N [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] [--permit-ttl D] NAME [-- CMD [ARG…]]", &sf, true)
-	n := fs.Int("n", 0, "number of holders allowed at once (the same for every client)")
+	n := fs.Int("n", 0, "number of holders allowed at once, recorded with the semaphore: another N is refused (exit 2) while anyone holds or waits, and replaces it once nobody does")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	permitTTL := fs.Duration("permit-ttl", 0, "take an expiring permit (PermitSemaphore) that ends after this long unless extended (baton permit extend); CMD gets its id as BATON_PERMIT")
@@ -53,6 +54,9 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	if err != nil {
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("semaphore %s: not acquired within %v", name, *timeout))
+		}
+		if errors.Is(err, baton.ErrPermitsMismatch) {
+			return usageErr("semaphore %s: -n %d: %v", name, *n, err)
 		}
 		return wrapExit(err, "semaphore %s", name)
 	}
