@@ -23,6 +23,13 @@ const readyName = "ready"
 // barrier's name, and the n-th to arrive creates the persistent node
 // "ready" there; the last to leave removes it.
 //
+// Each participant records n in its node (a "participants" field beside
+// the session's identity). Enter with another n than the first
+// participant inside (by creation order) fails with
+// ErrParticipantsMismatch, and a node with another n is not counted;
+// once all have left, nothing is recorded, so n may change between
+// rounds. Peers' participants (Curator, kazoo) record none and count.
+//
 // A participant whose session ends leaves with it: its node goes, so the
 // others' Leave is not held up by a dead process. A DoubleBarrier value is
 // one participant; it must not be copied after first use.
@@ -83,7 +90,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) (err error) {
 	}
 	c := d.s.conn
 	// A participant is a random UUID, as Curator names it.
-	me, err := c.Create(ctx, d.name, uuid.NewString(), d.s.nodeData(), Ephemeral)
+	me, err := c.Create(ctx, d.name, uuid.NewString(), withParticipants(d.s.nodeData(), d.n), Ephemeral)
 	if err != nil {
 		return err
 	}
@@ -109,7 +116,11 @@ func (d *DoubleBarrier) await(ctx context.Context, a *telemetry.Acquire, c Conn)
 	}
 	// Every participant creates its node before listing, so the last of n
 	// to list sees all n.
-	if participants(kids) >= d.n {
+	count, err := d.countParticipants(ctx, c, kids)
+	if err != nil {
+		return err
+	}
+	if count >= d.n {
 		_, err := c.Create(ctx, d.name, readyName, nil, 0)
 		if err != nil && !errors.Is(err, ErrExists) {
 			return err
@@ -121,17 +132,6 @@ func (d *DoubleBarrier) await(ctx context.Context, a *telemetry.Acquire, c Conn)
 		return err
 	}
 	return c.Err()
-}
-
-// participants counts the participant nodes among kids.
-func participants(kids []Node) int {
-	n := 0
-	for _, k := range kids {
-		if k.Name != readyName {
-			n++
-		}
-	}
-	return n
 }
 
 // Leave removes us from the barrier and returns nil once every participant

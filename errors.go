@@ -52,6 +52,10 @@ var (
 	// ErrPermitsMismatch means a Semaphore was asked for with another
 	// number of permits than the one its holders use.
 	ErrPermitsMismatch = errors.New("baton: number of permits differs from the semaphore's")
+	// ErrParticipantsMismatch means a DoubleBarrier was entered with
+	// another number of participants than the one its first participant
+	// entered with.
+	ErrParticipantsMismatch = errors.New("baton: number of participants differs from the double barrier's")
 	// ErrPermission is satisfied (errors.Is) by every backend's refusal of
 	// credentials or of access: a ZooKeeper ACL that does not grant this
 	// session's identity (NoAuth) or failed authentication, etcd's

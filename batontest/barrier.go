@@ -241,3 +241,48 @@ func testDoubleBarrierNoParticipants(t *testing.T, h Harness) {
 		}
 	}
 }
+
+// A participant entering with another number than the first one inside
+// is refused (ErrParticipantsMismatch) and leaves no node behind; once
+// all have left, the next round may use another number.
+func testDoubleBarrierParticipantsMismatch(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 3)
+	one := baton.NewDoubleBarrier(ss[0], name, 1)
+	if err := one.Enter(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := baton.NewDoubleBarrier(ss[1], name, 5).Enter(ctx); !errors.Is(err, baton.ErrParticipantsMismatch) {
+		t.Fatalf("5 participants beside a 1-participant one: %v, want ErrParticipantsMismatch", err)
+	}
+	kids, err := ss[2].Conn().Children(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 2 { // the participant and "ready"
+		t.Fatalf("%d nodes after the refusal, want the participant and ready: %v", len(kids), kids)
+	}
+	if err := one.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A new round with 2 participants.
+	res := make(chan error, 2)
+	ds := []*baton.DoubleBarrier{baton.NewDoubleBarrier(ss[1], name, 2), baton.NewDoubleBarrier(ss[2], name, 2)}
+	for _, d := range ds {
+		go func() { res <- d.Enter(ctx) }()
+	}
+	for range ds {
+		if err := <-res; err != nil {
+			t.Fatalf("a round of 2 after a round of 1: %v", err)
+		}
+	}
+	for _, d := range ds {
+		go func() { res <- d.Leave(ctx) }()
+	}
+	for range ds {
+		if err := <-res; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

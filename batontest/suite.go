@@ -67,6 +67,7 @@ var suite = []struct {
 	{"DoubleBarrier/TenEnterLeaveOneDies", testDoubleBarrier},
 	{"DoubleBarrier/CancelAndDeathBeforeOpen", testDoubleBarrierCancel},
 	{"DoubleBarrier/NoParticipants", testDoubleBarrierNoParticipants},
+	{"DoubleBarrier/ParticipantsMismatch", testDoubleBarrierParticipantsMismatch},
 	{"Queue/FIFO", testQueueFIFO},
 	{"Queue/EightByEightOneKilled", testQueueLoad},
 	{"Queue/CancelAfterSend", testQueueCancelAfterSend},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,7 +27,7 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 			"       enter when N have arrived, run CMD, leave when all N are done",
 	}[v], &sf, v == "double")
 	timeout := fs.Duration("timeout", 0, "wait, double: give up (exit 75) after this long; 0 waits forever")
-	n := fs.Int("n", 0, "double: number of participants")
+	n := fs.Int("n", 0, "double: number of participants; another N than the first participant inside is refused (exit 2), and may change once all have left")
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -53,6 +54,9 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 		_, err := waitFor(ctx, sigs, t, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("barrier %s %s: not done within %v", v, name, t))
+		}
+		if errors.Is(err, baton.ErrParticipantsMismatch) {
+			return usageErr("barrier %s %s: -n %d: %v", v, name, *n, err)
 		}
 		if err != nil {
 			return wrapExit(err, "barrier %s %s", v, name)

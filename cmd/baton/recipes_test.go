@@ -182,6 +182,26 @@ func barrierRun(t *testing.T, e []string) {
 			t.Fatalf("double barrier participant: %d %q %q", code, p.stdout.String(), p.stderr.String())
 		}
 	}
+	// -n 5 while a -n 1 participant is inside: refused, CMD not run; the
+	// next round may use another number.
+	one := start(t, e, "barrier", "double", "-n", "1", "/d2", "--", "sh", "-c", "echo in; sleep 60")
+	one.waitOutput("in\n", 20*time.Second)
+	out, stderr, code := run(t, e, "barrier", "double", "-n", "5", "/d2", "--", "echo", "ran")
+	if code != exitUsage || out != "" || stderr != "baton: barrier double /d2: -n 5: number of participants differs from the double barrier's: "+
+		"/d2 is a double barrier of 1 participants, not 5 (the first to enter said so; the number can change once all have left)\n" {
+		t.Fatalf("-n 5 beside -n 1: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	one.signal(syscall.SIGTERM)
+	one.wait(20 * time.Second)
+	ps = nil
+	for range 2 {
+		ps = append(ps, start(t, e, "barrier", "double", "-n", "2", "/d2", "--", "echo", "in"))
+	}
+	for _, p := range ps {
+		if code := p.wait(20 * time.Second); code != 0 || p.stdout.String() != "in\n" {
+			t.Fatalf("a round of 2 after a round of 1: %d %q %q", code, p.stdout.String(), p.stderr.String())
+		}
+	}
 }
 
 func TestServe(t *testing.T) {
