@@ -64,7 +64,7 @@ type Mutex struct {
 // ("jobs/x" and "/jobs/x" are the key "jobs/x"). It does no I/O.
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
-	key = keyOf(key)
+	key = KeyOf(key)
 	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", key, o)}
 }
 

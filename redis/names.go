@@ -21,10 +21,11 @@ func CheckKey(key string) error {
 	return err
 }
 
-// keyOf is the Redis key of a lock name: the name in canonical form
-// without its leading "/" (so "jobs/x" and "/jobs/x" are one lock, keyed
-// "jobs/x"), or name unchanged if it is invalid (CheckKey says why).
-func keyOf(name string) string {
+// KeyOf is the Redis key of a lock name, as NewMutex and NewRedlock use
+// it: the name in canonical form without its leading "/" (so "jobs/x" and
+// "/jobs/x" are one lock, keyed "jobs/x"), or name unchanged if it is
+// invalid (CheckKey says why).
+func KeyOf(name string) string {
 	clean, err := baton.CleanName(name)
 	if err != nil {
 		return name

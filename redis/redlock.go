@@ -92,7 +92,7 @@ type Redlock struct {
 // as for NewMutex. It does no I/O.
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	o := buildOptions(opts)
-	key = keyOf(key)
+	key = KeyOf(key)
 	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redlock", key, o)}
 }
 

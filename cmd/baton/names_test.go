@@ -54,6 +54,9 @@ func TestNameForms(t *testing.T) {
 		name := "nightly-report-" + st.name // the quick start's, one per store
 		holder := start(t, e, "lock", name, "--", "sh", "-c", `echo "held $BATON_LOCK"; sleep 60`)
 		holder.waitOutput("held /"+name+"\n", 30*time.Second)
+		if _, stderr, code := run(t, e, "status", "--held", "/"+name); code != 0 {
+			t.Errorf("status --held /%s while %s is held: exit %d, stderr %q; want 0", name, name, code, stderr)
+		}
 		if _, stderr, code := run(t, e, "lock", "--try", "/"+name, "--", "true"); code != exitTimeout {
 			t.Errorf("lock --try /%s while %s is held: exit %d, stderr %q; want %d", name, name, code, stderr, exitTimeout)
 		}

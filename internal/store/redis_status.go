@@ -33,9 +33,9 @@ type RedisLock struct {
 	Waiters []string
 }
 
-// InspectRedis reads lock name on every server of a redis://, rediss:// or
-// redlock:// URL, each bounded by o's dial timeout (rediss:// with o's TLS
-// files).
+// InspectRedis reads lock name (its key, redis.KeyOf) on every server of
+// a redis://, rediss:// or redlock:// URL, each bounded by o's dial
+// timeout (rediss:// with o's TLS files).
 func InspectRedis(ctx context.Context, u URL, name string, o Options) ([]RedisLock, error) {
 	in, err := NewRedisInspector(u, o)
 	if err != nil {
@@ -131,6 +131,7 @@ func (in *RedisInspector) each(ctx context.Context, f func(ctx context.Context, 
 
 // Inspect reads lock name on every server.
 func (in *RedisInspector) Inspect(ctx context.Context, name string) ([]RedisLock, error) {
+	name = redis.KeyOf(name) // the lock's key, as the lock uses it
 	out := make([]RedisLock, len(in.clients))
 	err := in.each(ctx, func(ctx context.Context, i int, c *goredis.Client) error {
 		var err error
