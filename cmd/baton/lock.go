@@ -79,6 +79,7 @@ type acquired struct {
 	lease   *baton.Lease
 	release func(ctx context.Context) error
 	expiry  func() time.Time // the loss deadline, or nil
+	names   string           // several locks: their canonical names, in lock order
 }
 
 func (h acquired) unlock() {

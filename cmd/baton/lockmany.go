@@ -68,8 +68,8 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSp
 	for _, t := range h.lease.Tokens() {
 		tokens = append(tokens, strconv.FormatInt(t, 10))
 	}
-	env := []string{"BATON_LOCK=" + h.lease.Key(), "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10), "BATON_TOKENS=" + strings.Join(tokens, " ")}
-	return m.runHeld(sigs, h.lease, h.expiry, "lock "+h.lease.Key(), env, argv, killAfter)
+	env := []string{"BATON_LOCK=" + h.names, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10), "BATON_TOKENS=" + strings.Join(tokens, " ")}
+	return m.runHeld(sigs, h.lease, h.expiry, "lock "+h.names, env, argv, killAfter)
 }
 
 // lockAll takes every name on s as one baton.MultiLock, each as spec
@@ -94,6 +94,15 @@ func lockAll(ctx context.Context, s *store.Store, names []string, spec lockSpec)
 		return acquired{}, err
 	}
 	h := acquired{lease: l, release: ml.Unlock}
+	// A Redis part's name is its key (no leading /): BATON_LOCK has the
+	// canonical names, as with one NAME.
+	canon := ml.Names()
+	for i, n := range canon {
+		if c, err := baton.CleanName(n); err == nil {
+			canon[i] = c
+		}
+	}
+	h.names = strings.Join(canon, " ")
 	switch {
 	case len(exps) == len(ls):
 		h.expiry = func() time.Time { // the earliest part's loss deadline

@@ -22,8 +22,10 @@ func TestOnePrefix(t *testing.T) {
 	permURL := "redis://nokeys:Nokeys-pw@" + perm.Addr()
 
 	// A held lock, for --try and --timeout to fail on.
-	holder := start(t, env(), "lock", "--store", etcdURL, "/prefix/held", "--", "sh", "-c", "echo held; sleep 60")
-	holder.waitOutput("held\n", 30*time.Second)
+	// It holds until the test's cleanup kills it, after the subtests,
+	// however long they wait for their turn to run.
+	holder := start(t, env(), "lock", "--store", etcdURL, "/prefix/held")
+	holder.waitOutput("BATON_LOCK=/prefix/held BATON_TOKEN=", 30*time.Second)
 
 	for _, tc := range []struct {
 		name string
@@ -47,7 +49,7 @@ func TestOnePrefix(t *testing.T) {
 		{"no such CMD", 127, []string{"lock", "--store", etcdURL, "/prefix/free", "--", "/nonexistent/cmd"}},
 		{"barrier not set", exitNotSet, []string{"barrier", "wait", "--store", zkURL, "/prefix/never"}},
 		{"redlock down", exitFailure, []string{"lock", "--store", "redlock://" + dead + "," + closedPort(t) + "," + closedPort(t), "--dial-timeout", "1s", "x", "--", "true"}},
-		{"nested", exitUsage, []string{"lock", "--store", etcdURL, "/prefix/held", "--", "sh", "-c", "BATON_LOCK=/prefix/n " + batonBin + " lock --store " + etcdURL + " /prefix/n -- true"}},
+		{"nested", exitUsage, []string{"lock", "--store", etcdURL, "/prefix/outer", "--", "sh", "-c", "BATON_LOCK=/prefix/n " + batonBin + " lock --store " + etcdURL + " /prefix/n -- true"}},
 		{"credentials ignored (a warning)", 0, []string{"lock", "--store", "etcd://u:Pw-x@" + sharedEtcd(t), "/prefix/w", "--", "true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -239,10 +239,10 @@ func TestUIEscapesNames(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
 	e, _ := etcdEnv(t)
-	name := `uiesc/<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`
+	name := `/uiesc/<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`
 	holder := start(t, e, "lock", name)
 	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
-	_, url := startUI(t, e, "--prefix", "uiesc")
+	_, url := startUI(t, e, "--prefix", "/uiesc")
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
@@ -348,12 +348,12 @@ func TestServeUI(t *testing.T) {
 	i = strings.Index(out, "ui on http://")
 	url := strings.Fields(out[i+len("ui on "):])[0]
 	e := env("BATON_STORE=etcd://" + addr)
-	holder := start(t, e, "lock", "served/job")
+	holder := start(t, e, "lock", "/served/job")
 	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
-	waitDOM(t, ctx, rolesJS("served/job"), fmt.Sprintf("holder:%d", pid(holder)), 10*time.Second)
+	waitDOM(t, ctx, rolesJS("/served/job"), fmt.Sprintf("holder:%d", pid(holder)), 10*time.Second)
 	holder.signal(2)
 	srv.signal(2)
 	if code := srv.wait(15 * time.Second); code != 0 {
@@ -367,14 +367,14 @@ func TestUIAdminRemoveWaiter(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
 	e, _ := etcdEnv(t)
-	name := "uirw/job"
+	name := "/uirw/job"
 	holder := start(t, e, "lock", name)
 	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
 	start(t, e, "lock", name)
 	waitStatus(t, e, name, 2)
 	const tok = "another-test-token"
 	audit := filepath.Join(t.TempDir(), "audit.log")
-	_, url := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", "uirw", "--admin", "--audit-log", audit)
+	_, url := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", "/uirw", "--admin", "--audit-log", audit)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
