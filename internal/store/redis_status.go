@@ -129,7 +129,7 @@ func (in *RedisInspector) each(ctx context.Context, f func(ctx context.Context, 
 	return nil
 }
 
-// Inspect reads lock name on every server.
+// Inspect reads lock name (its key, redis.KeyOf) on every server.
 func (in *RedisInspector) Inspect(ctx context.Context, name string) ([]RedisLock, error) {
 	name = redis.KeyOf(name) // the lock's key, as the lock uses it
 	out := make([]RedisLock, len(in.clients))
