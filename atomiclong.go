@@ -39,7 +39,7 @@ func OptimisticTries(n int) AtomicLongOption {
 
 // NewAtomicLong returns the atomic long NAME. It does no I/O.
 func NewAtomicLong(s *Session, name string, opts ...AtomicLongOption) *AtomicLong {
-	a := &AtomicLong{node: counterNode{s: s, name: name}, tries: maxCounterTries}
+	a := &AtomicLong{node: newCounterNode(s, name), tries: maxCounterTries}
 	for _, o := range opts {
 		o(a)
 	}

@@ -44,11 +44,21 @@ func LongBytes(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint6
 type counterNode struct {
 	s    *Session
 	name string
+	bad  error // from CleanName: every call returns it
+}
+
+// newCounterNode is the counter node on name, cleaned (CleanName).
+func newCounterNode(s *Session, name string) counterNode {
+	name, bad := cleanOrKeep(name)
+	return counterNode{s: s, name: name, bad: bad}
 }
 
 // read returns the node's data and node, making it with seed first if it
 // is missing (and seed is not nil).
 func (c counterNode) read(ctx context.Context, seed []byte) ([]byte, Node, bool, error) {
+	if c.bad != nil {
+		return nil, Node{}, false, c.bad
+	}
 	for range maxCounterTries {
 		data, n, err := c.s.conn.Get(ctx, c.name)
 		if err == nil {
@@ -74,6 +84,9 @@ func (c counterNode) read(ctx context.Context, seed []byte) ([]byte, Node, bool,
 // set writes data into n; with ifVersion only if n's data is still at
 // n.Version (else an error wrapping ErrConflict).
 func (c counterNode) set(ctx context.Context, n Node, data []byte, ifVersion bool) error {
+	if c.bad != nil {
+		return c.bad
+	}
 	return c.s.conn.Commit(ctx, Node{}, Op{Kind: OpSet, Node: n, Data: data, IfVersion: ifVersion})
 }
 

@@ -34,7 +34,7 @@ type VersionedCount struct {
 // NewSharedCount returns the shared count NAME, which is seed until first
 // set. It does no I/O.
 func NewSharedCount(s *Session, name string, seed int32) *SharedCount {
-	return &SharedCount{node: counterNode{s: s, name: name}, seed: seed}
+	return &SharedCount{node: newCounterNode(s, name), seed: seed}
 }
 
 // Name is the count's node.
@@ -94,6 +94,9 @@ func (c *SharedCount) Watch(ctx context.Context) <-chan VersionedCount {
 	out := make(chan VersionedCount, 1)
 	go func() {
 		defer close(out)
+		if c.node.bad != nil {
+			return // a bad name: nothing to watch
+		}
 		backoff := 10 * time.Millisecond
 		last := int64(-1 << 62)
 		for ctx.Err() == nil && c.node.s.Err() == nil {

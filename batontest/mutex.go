@@ -372,6 +372,12 @@ func testMutexInvalidName(t *testing.T, h Harness) {
 		if _, _, err := baton.NewElection(s, name).Leader(ctx); !errors.Is(err, baton.ErrInvalidName) {
 			t.Errorf("election %q: %v, want ErrInvalidName", name, err)
 		}
+		if _, err := baton.NewSharedCount(s, name, 0).Get(ctx); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("shared count %q: %v, want ErrInvalidName", name, err)
+		}
+		if _, err := baton.NewAtomicLong(s, name).Get(ctx); !errors.Is(err, baton.ErrInvalidName) {
+			t.Errorf("atomic long %q: %v, want ErrInvalidName", name, err)
+		}
 	}
 }
 
