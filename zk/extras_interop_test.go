@@ -2,6 +2,8 @@ package zk
 
 import (
 	"context"
+	"errors"
+	pathpkg "path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -129,6 +131,7 @@ func testInteropPriority(t *testing.T, p peer) {
 	path := testPath(t)
 	s := openT(t, 0)
 	q := baton.NewPriorityQueue(s, path)
+	persistClaims(t, ctx, s, path)
 
 	j := startExtras(t, ctx, p, "priority", path)
 	for _, x := range []string{"three 3", "minus -1", "seven 7", "big 2000000000", "min -2147483648"} {
@@ -192,6 +195,7 @@ func testInteropDelay(t *testing.T, p peer) {
 	path := testPath(t)
 	s := openT(t, 0)
 	q := baton.NewDelayQueue(s, path)
+	persistClaims(t, ctx, s, path)
 	const d = 700 * time.Millisecond
 
 	j := startExtras(t, ctx, p, "delay", path)
@@ -227,4 +231,19 @@ func testInteropDelay(t *testing.T, p peer) {
 		t.Fatalf("Curator consumed our item %v after the put, before its delay %v", el, d)
 	}
 	c.expect(t, ctx, "quit", "bye")
+}
+
+// persistClaims makes NAME.claims a persistent node, as a Curator
+// consumer's start does when it comes first, and as docs/interop.md tells
+// users to do when Curator consumers share a queue with baton: Curator
+// creates its lock nodes there without parents, so should baton's claims
+// container be reaped once empty (ZooKeeper removes empty containers), a
+// Curator consumer started after baton would fail each claim with "no
+// node", which it swallows, and stop consuming.
+func persistClaims(t *testing.T, ctx context.Context, s *baton.Session, p string) {
+	t.Helper()
+	dir, base := pathpkg.Split(p)
+	if _, err := s.Conn().Create(ctx, pathpkg.Clean(dir), base+".claims", nil, 0); err != nil && !errors.Is(err, baton.ErrExists) {
+		t.Fatal(err)
+	}
 }
