@@ -47,7 +47,11 @@ func TestUIRedis(t *testing.T) {
 			e := env("BATON_STORE=" + tc.scheme + "://" + strings.Join(addrs, ","))
 			name := "uir:" + tc.name + ":job"
 			holder := start(t, e, "lock", name)
-			holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+			// A Redlock trusts no master up for less than a ttl (10 s by
+			// default here): on masters this test just started, the first
+			// lock waits that long (ttl plus the whole-second rounding of
+			// the uptime Redis reports).
+			holder.waitOutput("BATON_TOKEN=", 30*time.Second)
 			waiter := start(t, e, "lock", name)
 			// An unrelated key under the prefix is not a lock.
 			c := goredis.NewClient(&goredis.Options{Addr: addrs[0]})
