@@ -66,11 +66,7 @@
 //     Waiters look again when the holder's key expires, so none waits
 //     past it. TryLock takes a free lock whatever the line. (A Redlock
 //     waiter takes a free master only if it is first in that master's
-//     line; a Redlock's first attempt, SET NX, takes any free master,
-//     but on a key its Quorum had to wait for when it last took it, the
-//     first attempt joins the lines instead. Likewise a Mutex's first
-//     attempt is a plain SET NX PX unless its Client waited for that key
-//     last time.)
+//     line; a Redlock's first attempt, SET NX, takes any free master.)
 //   - A waiter that died keeps its place until its entry's deadline (one
 //     ttl after its last refresh); a release before then may hand it the
 //     lock, which is then held by nobody until its ttl runs out. The line

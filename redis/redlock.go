@@ -38,8 +38,7 @@ const noQuorumRounds = 3
 // validity; the lease ends as lost otherwise. The key and its value are
 // those of redsync, which contends with it.
 //
-// Waiting: when the lock is taken (or was, when this Quorum last took
-// it: then without a SET NX round first), Lock joins K's line on every master
+// Waiting: when the lock is taken, Lock joins K's line on every master
 // (as Mutex does on one), with the same ticket on all of them, its
 // client's clock in microseconds when it first asked: every master orders
 // the same waiters the same way, and a release, which on each master
