@@ -16,8 +16,7 @@ import (
 // shared by every Redlock on it, to keep a restarted master out of the
 // vote (see Redlock).
 type Quorum struct {
-	nodes  []*node
-	waited waited // keys whose last acquisition here had to wait
+	nodes []*node
 }
 
 type node struct {

@@ -224,14 +224,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	ticket := ""
 	noQuorum := 0 // consecutive rounds with too few answers
 	splits := 0   // rounds that won some votes but not a majority
-	// A key contended when last taken here: join the lines in the first
-	// round, without trying SET NX alone first.
-	first := try || !r.q.waited.has(r.k.lock)
-	contended := false // a master put us in its line: another held the key
-	if !first {
-		ticket = strconv.FormatInt(time.Now().UnixMicro(), 10)
-		wake = r.listen(ctx, value)
-	}
+	first := true
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
@@ -256,7 +249,6 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 				switch {
 				case x.err == nil:
 					at[i] = x.g.at // empty when granted
-					contended = contended || at[i].entry != ""
 				case !isTimeout(x.err):
 					at[i] = place{} // refused: a restarted master lost the line
 				}
@@ -265,7 +257,6 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		t := r.count(rs)
 		if l := r.won(value, t, start); l != nil {
 			r.lines = at
-			r.q.waited.set(r.k.lock, contended)
 			return l, nil
 		}
 		if err := r.denied(rs, t.refusals); err != nil {
@@ -340,7 +331,6 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		if l := r.await(ctx, value, wake, at, start, wait, timer); l != nil {
 			r.lines = at
-			r.q.waited.set(r.k.lock, contended)
 			return l, nil
 		}
 		if ctx.Err() != nil {
