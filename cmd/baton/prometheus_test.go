@@ -22,22 +22,18 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/proxy"
+	"github.com/batonhq/baton/internal/testenv"
 )
 
 // alertRules is the alert rules file docs/OBSERVABILITY.md ships.
 const alertRules = "../../docs/observability/alerts.yml"
 
-// requireProm returns the path of Debian's prometheus (or promtool),
-// skipping t without it, or failing it when CI is set.
+// requireProm returns the path of Debian's prometheus (or promtool); a
+// missing one skips t, or fails it when CI is set (testenv.Require).
 func requireProm(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not installed (scripts/setup.sh installs Debian's prometheus package): %v", name, err)
-		}
-		t.Skipf("%s not installed; set CI to make this a failure", name)
-	}
+	testenv.Require(t, name+" (scripts/setup.sh installs Debian's prometheus package)", err)
 	return p
 }
 
