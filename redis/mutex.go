@@ -65,7 +65,7 @@ type Mutex struct {
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
 	key = KeyOf(key)
-	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", key, o)}
+	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", "/"+key, o)}
 }
 
 // Key is the lock's Redis key.

@@ -30,7 +30,10 @@ type observer struct {
 	last *baton.Lease // the lease whose hold is being reported
 }
 
-func newObserver(backend, key string, o options) *observer {
+// newObserver reports on the lock named name, its canonical form (the key
+// with a leading "/"), so that its name label is the one the same lock has
+// on every store.
+func newObserver(backend, name string, o options) *observer {
 	t := telemetry.New(backend, telemetry.Config{
 		MeterProvider:  o.tel.MeterProvider,
 		TracerProvider: o.tel.TracerProvider,
@@ -41,7 +44,7 @@ func newObserver(backend, key string, o options) *observer {
 		return nil
 	}
 	t.SessionTTL(o.ttl)
-	return &observer{t: t, h: t.Handle("mutex", key)}
+	return &observer{t: t, h: t.Handle("mutex", name)}
 }
 
 // acquire runs acquire(ctx, try), reporting it, and starts reporting the

@@ -67,7 +67,7 @@ func TestTelemetryRedis(t *testing.T) {
 		t.Fatal(r2.err)
 	}
 	// An operator deletes the key: m2's renewal finds it gone.
-	if err := c1.Redis().Del(ctx, key).Err(); err != nil {
+	if err := c1.Redis().Del(ctx, redis.KeyOf(key)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	l2 := r2.l
