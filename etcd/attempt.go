@@ -13,17 +13,19 @@ import (
 // each try of a request that is safe to repeat has a deadline of its own,
 // attemptTimeout, and the retry goes to another member (the client takes
 // the members it can reach in turn, for all the session's requests). The
-// deadline doubles from the third try on, so a server that is merely slow
+// first three tries have a second each, so that between them they reach
+// every member of a three-member cluster even while an election runs; the
+// deadline doubles from the fourth try on, so a server that is merely slow
 // still answers.
 const (
 	firstAttempt = time.Second
 	maxAttempt   = 16 * time.Second
 )
 
-// attemptTimeout bounds the n-th try (from 0) of a request: 1 s, 1 s, 2 s,
-// 4 s, … up to maxAttempt.
+// attemptTimeout bounds the n-th try (from 0) of a request: 1 s, 1 s, 1 s,
+// 2 s, 4 s, … up to maxAttempt.
 func attemptTimeout(n int) time.Duration {
-	return min(firstAttempt<<min(max(n-1, 0), 4), maxAttempt)
+	return min(firstAttempt<<min(max(n-2, 0), 4), maxAttempt)
 }
 
 // attempt returns the context of the n-th try of a request made for ctx:
