@@ -12,7 +12,8 @@
 //   queue:     put DATA take poll                (ZooKeeper's DistributedQueue, qn- items)
 //   cqueue:    put DATA                          (Curator's DistributedQueue, queue- items;
 //                                                 with N > 1 it also consumes: "took DATA")
-// and "nodes" (children of PATH, comma-separated) and "quit" everywhere.
+// and "nodes" (children of PATH, comma-separated; none once the server has
+// removed the emptied container) and "quit" everywhere.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.Collections;
@@ -109,7 +110,14 @@ public class RecipesPeer {
                 case "cqueue put": cq.put(w[1]); say("ok"); break;
                 default:
                     if (w[0].equals("nodes")) {
-                        List<String> kids = c.getChildren().forPath(w.length > 1 ? w[1] : path);
+                        // The recipes make their directory a container, which
+                        // the server removes soon after it empties: gone, it
+                        // has no children.
+                        List<String> kids = new java.util.ArrayList<>();
+                        try {
+                            kids = c.getChildren().forPath(w.length > 1 ? w[1] : path);
+                        } catch (org.apache.zookeeper.KeeperException.NoNodeException gone) {
+                        }
                         Collections.sort(kids);
                         say(String.join(",", kids));
                     } else if (w[0].equals("quit")) {
