@@ -23,6 +23,7 @@ import "github.com/batonhq/baton/internal/handle"
 //   - Context(parent) returns a copy of parent cancelled when the lease
 //     ends, with the lease's error as its cause.
 //   - RevokeRequested is closed when someone asks the holder to let go
-//     (a Mutex made Revocable, asked by Revoke or Curator's Revoker); it
-//     never closes for other leases. The lease stays held until released.
+//     (a Mutex made Revocable, asked by Revoke or Curator's Revoker, or a
+//     MultiLock with such a part); it never closes for other leases. The
+//     lease stays held until released.
 type Lease = handle.Lease

@@ -75,7 +75,10 @@ func storeOf(l Locker) string {
 // The one Lease it hands out covers every part: Tokens lists each part's
 // fencing token in lock order (Token is the first part's), Parts their
 // leases, and Done closes as soon as any part ends (lost, or released
-// behind the MultiLock's back), with that part's error.
+// behind the MultiLock's back), with that part's error. Its
+// RevokeRequested closes as soon as any part's does (a part made
+// Revocable whose holder is asked to let go, by Revoke, `baton revoke` or
+// Curator's Revoker); like a part's, the lease stays held until Unlock.
 //
 // A MultiLock is not re-entrant: Lock while held returns ErrLocked. Its
 // parts should not be used on their own while it holds them.
@@ -253,10 +256,18 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (lease *Lease, err er
 	}
 	for _, l := range leases {
 		go func() {
-			select {
-			case <-l.Done():
-				end(fmt.Errorf("%s: %w", l.Key(), l.Err()))
-			case <-lease.Done():
+			revoke := l.RevokeRequested()
+			for {
+				select {
+				case <-l.Done():
+					end(fmt.Errorf("%s: %w", l.Key(), l.Err()))
+					return
+				case <-revoke:
+					lease.RequestRevoke()
+					revoke = nil
+				case <-lease.Done():
+					return
+				}
 			}
 		}()
 	}

@@ -269,6 +269,49 @@ func testMultiLockPartLost(t *testing.T, h Harness) {
 	}
 }
 
+// A revocation request to any part reaches the MultiLock's lease: its
+// RevokeRequested closes while it still holds every part (nobody else
+// acquires), and after Unlock the part is free.
+func testMultiLockRevokeRequested(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	n := multiNames(t, h, 2)
+	ss := sessions(t, h, 3)
+	m := baton.NewMultiLock(baton.NewMutex(ss[0], n[0], baton.Revocable()), baton.NewMutex(ss[1], n[1], baton.Revocable()))
+	l, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.RevokeRequested():
+		t.Fatal("a multi-lock nobody asked to let go is revoked")
+	default:
+	}
+	if _, err := baton.Revoke(ctx, ss[2], n[1]); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.RevokeRequested():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the multi-lock's holder was not told that a part was asked to let go")
+	}
+	if l.Err() != nil || !m.Held() {
+		t.Fatalf("a revocation request ended the multi-lock's lease: %v", l.Err())
+	}
+	other := baton.NewMutex(ss[2], n[1])
+	if _, err := other.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+		t.Fatalf("TryLock of the revoked part while the multi-lock holds: %v, want ErrLocked", err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock of the revoked part after Unlock: %v", err)
+	}
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A part twice, a part without a name, or no part: ErrInvalidName.
 func testMultiLockInvalid(t *testing.T, h Harness) {
 	ctx := testCtx(t)

@@ -82,6 +82,7 @@ var suite = []struct {
 	{"MultiLock/PartLostEndsLease", testMultiLockPartLost},
 	{"MultiLock/InvalidParts", testMultiLockInvalid},
 	{"MultiLock/TryLockAllOrNothing", testMultiLockTryLock},
+	{"MultiLock/RevokeRequested", testMultiLockRevokeRequested},
 	{"Revocation/HolderAsked", testRevocationAsked},
 	{"Revocation/NotRevocableUntouched", testRevocationNotRevocable},
 	{"Counter/SharedCount", testSharedCount},
