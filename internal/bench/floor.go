@@ -198,17 +198,11 @@ type RedisFloor struct {
 
 // Open connects one client per server.
 func (f RedisFloor) Open(ctx context.Context) (Client, error) {
-	c := &redisFloorClient{fenced: f.Fenced}
-	for _, a := range f.Addrs {
-		rc := goredis.NewClient(&goredis.Options{Addr: a, Password: f.Password, ContextTimeoutEnabled: true})
-		if err := rc.Ping(ctx).Err(); err != nil {
-			c.closeAll()
-			_ = rc.Close()
-			return nil, err
-		}
-		c.rcs = append(c.rcs, rc)
+	rcs, err := dialRedis(ctx, f.Addrs, f.Password)
+	if err != nil {
+		return nil, err
 	}
-	return c, nil
+	return &redisFloorClient{rcs: rcs, fenced: f.Fenced}, nil
 }
 
 type redisFloorClient struct {
@@ -216,14 +210,13 @@ type redisFloorClient struct {
 	fenced bool
 }
 
-func (c *redisFloorClient) closeAll() {
+func (c *redisFloorClient) Locker(name string) Locker { return &redisFloorLocker{c: c, key: name} }
+func (c *redisFloorClient) Close(context.Context) error {
 	for _, rc := range c.rcs {
 		_ = rc.Close()
 	}
+	return nil
 }
-
-func (c *redisFloorClient) Locker(name string) Locker   { return &redisFloorLocker{c: c, key: name} }
-func (c *redisFloorClient) Close(context.Context) error { c.closeAll(); return nil }
 
 type redisFloorLocker struct {
 	c     *redisFloorClient
@@ -232,28 +225,10 @@ type redisFloorLocker struct {
 	n     int
 }
 
-// each runs f on every server, in parallel when there are several.
-func (l *redisFloorLocker) each(f func(rc *goredis.Client) error) error {
-	if len(l.c.rcs) == 1 {
-		return f(l.c.rcs[0])
-	}
-	errs := make([]error, len(l.c.rcs))
-	var wg sync.WaitGroup
-	for i, rc := range l.c.rcs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f(rc)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
 func (l *redisFloorLocker) Lock(ctx context.Context) error {
 	l.n++
 	l.value = fmt.Sprintf("%p-%d", l, l.n)
-	return l.each(func(rc *goredis.Client) error {
+	return eachRedis(l.c.rcs, func(rc *goredis.Client) error {
 		if l.c.fenced {
 			_, err := rc.Pipelined(ctx, func(p goredis.Pipeliner) error {
 				p.SetNX(ctx, l.key, l.value, floorTTL)
@@ -267,7 +242,7 @@ func (l *redisFloorLocker) Lock(ctx context.Context) error {
 }
 
 func (l *redisFloorLocker) Unlock(ctx context.Context) error {
-	return l.each(func(rc *goredis.Client) error {
+	return eachRedis(l.c.rcs, func(rc *goredis.Client) error {
 		if l.c.fenced {
 			return rc.Eval(ctx, fencedUnlockScript, []string{l.key}, l.value, floorTTL.Milliseconds()).Err()
 		}

@@ -25,29 +25,16 @@ type RedisRelay struct {
 	Addrs    []string
 	Password string
 
-	relays lines[redisRelayLine]
-}
-
-// redisRelayLine is the in-process line of one lock name.
-type redisRelayLine struct {
-	mu   sync.Mutex
-	held bool
-	line []*redisRelayLocker
-	seq  int64
+	relays lines[relayLine[*redisRelayLocker]]
 }
 
 // Open connects one client per server.
 func (f *RedisRelay) Open(ctx context.Context) (Client, error) {
-	c := &redisRelayClient{f: f}
-	for _, a := range f.Addrs {
-		rc := goredis.NewClient(&goredis.Options{Addr: a, Password: f.Password, ContextTimeoutEnabled: true})
-		c.rcs = append(c.rcs, rc)
-		if err := rc.Ping(ctx).Err(); err != nil {
-			_ = c.Close(ctx)
-			return nil, err
-		}
+	rcs, err := dialRedis(ctx, f.Addrs, f.Password)
+	if err != nil {
+		return nil, err
 	}
-	return c, nil
+	return &redisRelayClient{f: f, rcs: rcs}, nil
 }
 
 type redisRelayClient struct {
@@ -83,13 +70,12 @@ func (c *redisRelayClient) Close(context.Context) error {
 // lock is handed to it.
 type redisRelayLocker struct {
 	c   *redisRelayClient
-	r   *redisRelayLine
+	r   *relayLine[*redisRelayLocker]
 	key string
 	ch  string
 
 	msgs chan string // one server: nil, the waiter reads ps itself
 	ps   *goredis.PubSub
-	want string
 }
 
 // arm subscribes once, on every server, and waits for the confirmations.
@@ -142,23 +128,17 @@ func (l *redisRelayLocker) Lock(ctx context.Context) error {
 	if err := l.arm(ctx); err != nil {
 		return err
 	}
-	l.r.mu.Lock()
-	if !l.r.held {
-		l.r.held = true
-		l.r.mu.Unlock()
-		return l.each(ctx, func(rc *goredis.Client) error { return rc.Set(ctx, l.key, l.ch, floorTTL).Err() })
+	want, free := l.r.join(l)
+	if free {
+		return eachRedis(l.c.rcs, func(rc *goredis.Client) error { return rc.Set(ctx, l.key, l.ch, floorTTL).Err() })
 	}
-	l.r.seq++
-	l.want = fmt.Sprint(l.r.seq)
-	l.r.line = append(l.r.line, l)
-	l.r.mu.Unlock()
 	need, got := len(l.c.rcs)/2+1, 0
 	for got < need {
 		payload, err := l.receive(ctx)
 		if err != nil {
 			return l.leave(ctx, err)
 		}
-		if payload == l.want {
+		if payload == want {
 			got++
 		}
 	}
@@ -193,15 +173,9 @@ func (l *redisRelayLocker) leave(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		err = ctx.Err()
 	}
-	l.r.mu.Lock()
-	for i, w := range l.r.line {
-		if w == l {
-			l.r.line = append(l.r.line[:i:i], l.r.line[i+1:]...)
-			l.r.mu.Unlock()
-			return err
-		}
+	if l.r.leave(l) {
+		return err
 	}
-	l.r.mu.Unlock()
 	uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return errors.Join(err, l.Unlock(uctx))
@@ -210,33 +184,9 @@ func (l *redisRelayLocker) leave(ctx context.Context, err error) error {
 // Unlock hands the lock to the first in line with one PUBLISH on each
 // server, or frees it.
 func (l *redisRelayLocker) Unlock(ctx context.Context) error {
-	l.r.mu.Lock()
-	if len(l.r.line) == 0 {
-		l.r.held = false
-		l.r.mu.Unlock()
+	next, ok := l.r.next()
+	if !ok {
 		return nil
 	}
-	next := l.r.line[0]
-	l.r.line = l.r.line[1:]
-	ch, want := next.ch, next.want
-	l.r.mu.Unlock()
-	return l.each(ctx, func(rc *goredis.Client) error { return rc.Publish(ctx, ch, want).Err() })
-}
-
-// each runs f on every server, in parallel when there are several.
-func (l *redisRelayLocker) each(ctx context.Context, f func(rc *goredis.Client) error) error {
-	if len(l.c.rcs) == 1 {
-		return f(l.c.rcs[0])
-	}
-	errs := make([]error, len(l.c.rcs))
-	var wg sync.WaitGroup
-	for i, rc := range l.c.rcs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f(rc)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return eachRedis(l.c.rcs, func(rc *goredis.Client) error { return rc.Publish(ctx, next.w.ch, next.turn).Err() })
 }

@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -20,15 +18,7 @@ import (
 type EtcdRelay struct {
 	Endpoints []string
 
-	relays lines[relay]
-}
-
-// relay is the in-process line of one lock name.
-type relay struct {
-	mu    sync.Mutex
-	held  bool
-	line  []*relayLocker
-	batch int64
+	relays lines[relayLine[*relayLocker]]
 }
 
 // Open connects one client.
@@ -42,11 +32,10 @@ func (f *EtcdRelay) Open(ctx context.Context) (Client, error) {
 // writing the next locker's key.
 type relayLocker struct {
 	cli *clientv3.Client
-	r   *relay
+	r   *relayLine[*relayLocker]
 	key string
 
 	watch clientv3.WatchChan // ends with the client
-	want  string             // the value that hands us the lock
 }
 
 // arm opens this locker's watch once, from now, and waits until the server
@@ -75,17 +64,11 @@ func (l *relayLocker) Lock(ctx context.Context) error {
 	if err := l.arm(ctx); err != nil {
 		return err
 	}
-	l.r.mu.Lock()
-	if !l.r.held {
-		l.r.held = true
-		l.r.mu.Unlock()
+	want, free := l.r.join(l)
+	if free {
 		_, err := l.cli.Put(ctx, l.key, "self")
 		return err
 	}
-	l.r.batch++
-	l.want = fmt.Sprint(l.r.batch)
-	l.r.line = append(l.r.line, l)
-	l.r.mu.Unlock()
 	for {
 		select {
 		case wr, ok := <-l.watch:
@@ -93,21 +76,15 @@ func (l *relayLocker) Lock(ctx context.Context) error {
 				return errors.New("relay: watch ended")
 			}
 			for _, ev := range wr.Events {
-				if string(ev.Kv.Value) == l.want {
+				if string(ev.Kv.Value) == want {
 					return nil
 				}
 			}
 		case <-ctx.Done():
 			// Leave the line; if we were handed the lock already, pass it on.
-			l.r.mu.Lock()
-			for i, w := range l.r.line {
-				if w == l {
-					l.r.line = append(l.r.line[:i:i], l.r.line[i+1:]...)
-					l.r.mu.Unlock()
-					return ctx.Err()
-				}
+			if l.r.leave(l) {
+				return ctx.Err()
 			}
-			l.r.mu.Unlock()
 			uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_ = l.Unlock(uctx)
@@ -119,16 +96,10 @@ func (l *relayLocker) Lock(ctx context.Context) error {
 // Unlock hands the lock to the first in line with one write to its key,
 // or frees it.
 func (l *relayLocker) Unlock(ctx context.Context) error {
-	l.r.mu.Lock()
-	if len(l.r.line) == 0 {
-		l.r.held = false
-		l.r.mu.Unlock()
+	next, ok := l.r.next()
+	if !ok {
 		return nil
 	}
-	next := l.r.line[0]
-	l.r.line = l.r.line[1:]
-	want := next.want
-	l.r.mu.Unlock()
-	_, err := l.cli.Put(ctx, next.key, want)
+	_, err := l.cli.Put(ctx, next.w.key, next.turn)
 	return err
 }

@@ -28,3 +28,25 @@ func TestEtcdFloorAndProbe(t *testing.T) {
 		t.Fatalf("server requests per cycle = %v, want about 2", r.ServerRequestsPerAcq)
 	}
 }
+
+// TestEtcdRelay: the relay floor hands the lock on in turn, one holder at
+// a time, with one write per hand-off.
+func TestEtcdRelay(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tg := bench.Target{Impl: "relay floor", Store: "etcd", Factory: &bench.EtcdRelay{Endpoints: srv.Endpoints()}, Probe: bench.EtcdProbe{URLs: srv.Endpoints()}}
+	r, err := bench.Run(ctx, tg, bench.Config{Workload: "contended", Clients: 4, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Acquisitions == 0 || r.Errors != 0 || r.Overlaps != 0 {
+		t.Fatalf("%d acquisitions, %d errors, %d overlaps (%s)", r.Acquisitions, r.Errors, r.Overlaps, r.Note)
+	}
+	if r.ReacquirePct == nil || *r.ReacquirePct > 10 {
+		t.Errorf("re-acquisition %v, want a hand-off to another client almost always", r.ReacquirePct)
+	}
+	if r.ServerRequestsPerAcq == nil || *r.ServerRequestsPerAcq > 1.2 {
+		t.Errorf("%v server requests per acquisition, want one write", r.ServerRequestsPerAcq)
+	}
+}

@@ -1,0 +1,44 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// dialRedis connects one client to each of addrs and pings it; on an
+// error it closes those it opened.
+func dialRedis(ctx context.Context, addrs []string, password string) ([]*goredis.Client, error) {
+	var rcs []*goredis.Client
+	for _, a := range addrs {
+		rc := goredis.NewClient(&goredis.Options{Addr: a, Password: password, ContextTimeoutEnabled: true})
+		rcs = append(rcs, rc)
+		if err := rc.Ping(ctx).Err(); err != nil {
+			for _, rc := range rcs {
+				_ = rc.Close()
+			}
+			return nil, err
+		}
+	}
+	return rcs, nil
+}
+
+// eachRedis runs f on every server, in parallel when there are several.
+func eachRedis(rcs []*goredis.Client, f func(rc *goredis.Client) error) error {
+	if len(rcs) == 1 {
+		return f(rcs[0])
+	}
+	errs := make([]error, len(rcs))
+	var wg sync.WaitGroup
+	for i, rc := range rcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(rc)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
