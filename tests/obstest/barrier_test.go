@@ -25,10 +25,7 @@ func TestTelemetryBarrier(t *testing.T) {
 		}
 		passed := make(chan error, 1)
 		go func() { passed <- b.Wait(ctx) }()
-		eventually(t, 10*time.Second, "a waiter at the barrier", func() bool {
-			v, _ := value(r.collect(t), "baton.waiting", mine)
-			return v == 1
-		})
+		r.waitValue(t, 10*time.Second, "a waiter at the barrier", "baton.waiting", mine, 1)
 		if err := b.Remove(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -40,10 +37,7 @@ func TestTelemetryBarrier(t *testing.T) {
 		}
 		cctx, cancel := context.WithCancel(ctx)
 		go func() { passed <- b.Wait(cctx) }()
-		eventually(t, 10*time.Second, "a second waiter", func() bool {
-			v, _ := value(r.collect(t), "baton.waiting", mine)
-			return v == 1
-		})
+		r.waitValue(t, 10*time.Second, "a second waiter", "baton.waiting", mine, 1)
 		cancel()
 		if err := <-passed; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled Wait: %v", err)
@@ -53,11 +47,7 @@ func TestTelemetryBarrier(t *testing.T) {
 		}
 
 		rm := r.collect(t)
-		for outcome, want := range map[string]uint64{"acquired": 1, "canceled": 1, "timeout": 0, "error": 0} {
-			if n, _ := histCount(rm, "baton.acquire.duration", with(mine, "outcome", outcome)); n != want {
-				t.Errorf("baton.acquire.duration{outcome=%s} count = %d, want %d", outcome, n, want)
-			}
-		}
+		wantOutcomes(t, rm, mine, map[string]uint64{"acquired": 1, "canceled": 1, "timeout": 0, "error": 0})
 		if v, ok := value(rm, "baton.waiting", mine); !ok || v != 0 {
 			t.Errorf("baton.waiting = %v (reported %v), want 0", v, ok)
 		}
@@ -88,10 +78,7 @@ func TestTelemetryDoubleBarrier(t *testing.T) {
 		d2 := baton.NewDoubleBarrier(st.open(t, r.tel), name, 2)
 		entered := make(chan error, 2)
 		go func() { entered <- d1.Enter(ctx) }()
-		eventually(t, 10*time.Second, "the first participant waiting", func() bool {
-			v, _ := value(r.collect(t), "baton.waiting", mine)
-			return v == 1
-		})
+		r.waitValue(t, 10*time.Second, "the first participant waiting", "baton.waiting", mine, 1)
 		go func() { entered <- d2.Enter(ctx) }()
 		for range 2 {
 			if err := <-entered; err != nil {
@@ -139,10 +126,7 @@ func TestTelemetryDoubleBarrier(t *testing.T) {
 		case <-time.After(10 * ttl):
 			t.Fatal("session not lost after the cut")
 		}
-		eventually(t, 5*time.Second, "the lost hold", func() bool {
-			v, _ := value(r.collect(t), "baton.lost", with(mine, "reason", "session_lost"))
-			return v == 1
-		})
+		r.waitValue(t, 5*time.Second, "the lost hold", "baton.lost", with(mine, "reason", "session_lost"), 1)
 		rm = r.collect(t)
 		if n, _ := histCount(rm, "baton.hold.duration", with(mine, "end", "lost")); n != 1 {
 			t.Errorf("baton.hold.duration{end=lost} count = %d, want 1", n)

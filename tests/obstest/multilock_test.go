@@ -30,19 +30,8 @@ func TestTelemetryMultiLock(t *testing.T) {
 		if v, _ := value(r.collect(t), "baton.held", mine); v != 1 {
 			t.Errorf("baton.held = %v while a holds, want 1", v)
 		}
-		type res struct {
-			l   *baton.Lease
-			err error
-		}
-		got := make(chan res, 1)
-		go func() {
-			l, err := mb.Lock(ctx)
-			got <- res{l, err}
-		}()
-		eventually(t, 10*time.Second, "b waiting on a part", func() bool {
-			v, _ := value(r.collect(t), "baton.waiting", attrs{"backend": st.name, "recipe": "mutex"})
-			return v == 1
-		})
+		got := goLock(ctx, mb.Lock)
+		r.waitValue(t, 10*time.Second, "b waiting on a part", "baton.waiting", attrs{"backend": st.name, "recipe": "mutex"}, 1)
 		if v, _ := value(r.collect(t), "baton.waiting", mine); v != 1 {
 			t.Errorf("baton.waiting = %v while b waits, want 1", v)
 		}
@@ -62,10 +51,7 @@ func TestTelemetryMultiLock(t *testing.T) {
 		case <-time.After(10 * ttl):
 			t.Fatal("multi-lock lease not lost after the cut")
 		}
-		eventually(t, 5*time.Second, "the lost multi-lock hold", func() bool {
-			v, _ := value(r.collect(t), "baton.lost", with(mine, "reason", "session_lost"))
-			return v == 1
-		})
+		r.waitValue(t, 5*time.Second, "the lost multi-lock hold", "baton.lost", with(mine, "reason", "session_lost"), 1)
 		rm := r.collect(t)
 		if n, _ := histCount(rm, "baton.acquire.duration", with(mine, "outcome", "acquired")); n != 2 {
 			t.Errorf("baton.acquire.duration{outcome=acquired} count = %d, want 2", n)

@@ -24,19 +24,8 @@ func TestTelemetryMutex(t *testing.T) {
 		if _, err := ma.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		type res struct {
-			l   *baton.Lease
-			err error
-		}
-		got := make(chan res, 1)
-		go func() {
-			l, err := mb.Lock(ctx)
-			got <- res{l, err}
-		}()
-		eventually(t, 10*time.Second, "b waiting", func() bool {
-			v, _ := value(r.collect(t), "baton.waiting", mine)
-			return v == 1
-		})
+		got := goLock(ctx, mb.Lock)
+		r.waitValue(t, 10*time.Second, "b waiting", "baton.waiting", mine, 1)
 		if v, _ := value(r.collect(t), "baton.held", mine); v != 1 {
 			t.Fatalf("baton.held = %v while a holds, want 1", v)
 		}
@@ -56,10 +45,7 @@ func TestTelemetryMutex(t *testing.T) {
 			_, err := ma.Lock(cctx)
 			canceled <- err
 		}()
-		eventually(t, 10*time.Second, "a waiting", func() bool {
-			v, _ := value(r.collect(t), "baton.waiting", mine)
-			return v == 1
-		})
+		r.waitValue(t, 10*time.Second, "a waiting", "baton.waiting", mine, 1)
 		cancel()
 		if err := <-canceled; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled Lock: %v", err)
@@ -69,11 +55,7 @@ func TestTelemetryMutex(t *testing.T) {
 		}
 
 		rm := r.collect(t)
-		for outcome, want := range map[string]uint64{"acquired": 2, "timeout": 1, "canceled": 1, "error": 0} {
-			if n, _ := histCount(rm, "baton.acquire.duration", with(mine, "outcome", outcome)); n != want {
-				t.Errorf("baton.acquire.duration{outcome=%s} count = %d, want %d", outcome, n, want)
-			}
-		}
+		wantOutcomes(t, rm, mine, map[string]uint64{"acquired": 2, "timeout": 1, "canceled": 1, "error": 0})
 		if n, sum := histCount(rm, "baton.hold.duration", with(mine, "end", "released")); n != 2 || sum <= 0 {
 			t.Errorf("baton.hold.duration{end=released}: count %d sum %v, want 2 and > 0", n, sum)
 		}

@@ -50,15 +50,7 @@ func TestTelemetryRedis(t *testing.T) {
 	if l1.Err() != nil {
 		t.Fatal(l1.Err())
 	}
-	type res struct {
-		l   *baton.Lease
-		err error
-	}
-	got := make(chan res, 1)
-	go func() {
-		l, err := m2.Lock(ctx)
-		got <- res{l, err}
-	}()
+	got := goLock(ctx, m2.Lock)
 	if err := m1.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +71,7 @@ func TestTelemetryRedis(t *testing.T) {
 	eventually(t, 5*time.Second, "two hold spans", func() bool { return len(r.spansNamed("baton.hold")) == 2 })
 
 	rm := r.collect(t)
-	for outcome, want := range map[string]uint64{"acquired": 2, "timeout": 1} {
-		if n, _ := histCount(rm, "baton.acquire.duration", with(mine, "outcome", outcome)); n != want {
-			t.Errorf("acquire{outcome=%s} count %d, want %d", outcome, n, want)
-		}
-	}
+	wantOutcomes(t, rm, mine, map[string]uint64{"acquired": 2, "timeout": 1})
 	if n, _ := histCount(rm, "baton.hold.duration", with(mine, "end", "released")); n != 1 {
 		t.Errorf("hold{end=released} count %d, want 1", n)
 	}

@@ -172,3 +172,41 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// waitValue waits (up to d) until the metric's matching points add up to
+// want.
+func (r *rig) waitValue(t *testing.T, d time.Duration, what, metric string, a attrs, want float64) {
+	t.Helper()
+	eventually(t, d, what, func() bool {
+		v, _ := value(r.collect(t), metric, a)
+		return v == want
+	})
+}
+
+// wantOutcomes checks the count of baton.acquire.duration points matching a
+// for each outcome.
+func wantOutcomes(t *testing.T, rm metricdata.ResourceMetrics, a attrs, want map[string]uint64) {
+	t.Helper()
+	for outcome, n := range want {
+		if got, _ := histCount(rm, "baton.acquire.duration", with(a, "outcome", outcome)); got != n {
+			t.Errorf("baton.acquire.duration{outcome=%s} count = %d, want %d", outcome, got, n)
+		}
+	}
+}
+
+// acquired is what a lock call started by goLock returned.
+type acquired struct {
+	l   *baton.Lease
+	err error
+}
+
+// goLock runs lock on a goroutine of its own; its result arrives on the
+// channel returned.
+func goLock(ctx context.Context, lock func(context.Context) (*baton.Lease, error)) <-chan acquired {
+	got := make(chan acquired, 1)
+	go func() {
+		l, err := lock(ctx)
+		got <- acquired{l, err}
+	}()
+	return got
+}

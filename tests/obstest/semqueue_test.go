@@ -31,10 +31,7 @@ func TestTelemetrySemaphore(t *testing.T) {
 			_, err := sem.Acquire(ctx)
 			got <- err
 		}()
-		eventually(t, 10*time.Second, "the third acquirer waiting", func() bool {
-			v, _ := value(r.collect(t), "baton.waiting", mine)
-			return v == 1
-		})
+		r.waitValue(t, 10*time.Second, "the third acquirer waiting", "baton.waiting", mine, 1)
 		rm := r.collect(t)
 		if v, _ := value(rm, "baton.semaphore.permits", with(mine, "state", "held")); v != 2 {
 			t.Errorf("permits{state=held} = %v, want 2", v)

@@ -61,6 +61,40 @@ func cutProxy(t *testing.T, s *baton.Session) func() {
 	return p.(*proxy.Proxy).Heal
 }
 
+// proxiedStore is a store whose sessions each dial through a proxy of
+// their own in front of the server at addr (cut blackholes it); admin, a
+// session of its own, deletes nodes as an operator would.
+func proxiedStore(name, addr string, admin *baton.Session, dial func(ctx context.Context, addr string, tel baton.Telemetry) (*baton.Session, error)) store {
+	return store{
+		name: name,
+		open: func(t *testing.T, tel baton.Telemetry) *baton.Session {
+			p := proxy.Start(t, addr)
+			s, err := dial(ctxT(t), p.Addr(), tel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxies.Store(s, p)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = s.Close(ctx)
+			})
+			return s
+		},
+		cut:        cutProxy,
+		deleteNode: deleteAs(admin),
+	}
+}
+
+// deleteAs deletes a node with admin's connection.
+func deleteAs(admin *baton.Session) func(t *testing.T, n baton.Node) {
+	return func(t *testing.T, n baton.Node) {
+		if err := admin.Conn().Delete(ctxT(t), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func memoryStore(t *testing.T) store {
 	st := memory.New()
 	admin, err := st.Open(context.Background(), ttl)
@@ -77,12 +111,8 @@ func memoryStore(t *testing.T) store {
 			t.Cleanup(func() { _ = s.Close(context.Background()) })
 			return s
 		},
-		cut: func(_ *testing.T, s *baton.Session) func() { return st.Partition(s.ID()) },
-		deleteNode: func(t *testing.T, n baton.Node) {
-			if err := admin.Conn().Delete(ctxT(t), n); err != nil {
-				t.Fatal(err)
-			}
-		},
+		cut:        func(_ *testing.T, s *baton.Session) func() { return st.Partition(s.ID()) },
+		deleteNode: deleteAs(admin),
 	}
 }
 
@@ -93,29 +123,9 @@ func zkStore(t *testing.T) store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Close(context.Background()) })
-	return store{
-		name: "zk",
-		open: func(t *testing.T, tel baton.Telemetry) *baton.Session {
-			p := proxy.Start(t, srv.Addr())
-			s, err := zk.Open(ctxT(t), []string{p.Addr()}, zk.WithTTL(ttl), zk.WithTelemetry(tel))
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxies.Store(s, p)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = s.Close(ctx)
-			})
-			return s
-		},
-		cut: cutProxy,
-		deleteNode: func(t *testing.T, n baton.Node) {
-			if err := admin.Conn().Delete(ctxT(t), n); err != nil {
-				t.Fatal(err)
-			}
-		},
-	}
+	return proxiedStore("zk", srv.Addr(), admin, func(ctx context.Context, addr string, tel baton.Telemetry) (*baton.Session, error) {
+		return zk.Open(ctx, []string{addr}, zk.WithTTL(ttl), zk.WithTelemetry(tel))
+	})
 }
 
 func etcdStore(t *testing.T) store {
@@ -134,29 +144,9 @@ func etcdStore(t *testing.T) store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Close(context.Background()) })
-	return store{
-		name: "etcd",
-		open: func(t *testing.T, tel baton.Telemetry) *baton.Session {
-			p := proxy.Start(t, srv.Addr())
-			s, err := etcd.Open(ctxT(t), []string{"http://" + p.Addr()}, etcd.WithTTL(ttl), etcd.WithTelemetry(tel))
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxies.Store(s, p)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = s.Close(ctx)
-			})
-			return s
-		},
-		cut: cutProxy,
-		deleteNode: func(t *testing.T, n baton.Node) {
-			if err := admin.Conn().Delete(ctxT(t), n); err != nil {
-				t.Fatal(err)
-			}
-		},
-	}
+	return proxiedStore("etcd", srv.Addr(), admin, func(ctx context.Context, addr string, tel baton.Telemetry) (*baton.Session, error) {
+		return etcd.Open(ctx, []string{"http://" + addr}, etcd.WithTTL(ttl), etcd.WithTelemetry(tel))
+	})
 }
 
 // eachStore runs f on every backend with sessions (Redis has its own
