@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
-	"sync"
 	"sync/atomic"
 )
 
@@ -21,55 +20,16 @@ func withDropper(d *replyDropper) Option { return func(o *options) { o.wrap = d.
 // its connection closed.
 func (d *replyDropper) dropNext() { d.armed.Store(true) }
 
+// wrap loses the reply to a successful plain create once d is armed,
+// closing its connection.
 func (d *replyDropper) wrap(c net.Conn) net.Conn {
-	dc := &dropConn{Conn: c, d: d, creates: map[int32]bool{}}
-	dc.out.handshake, dc.in.handshake = true, true
-	return dc
-}
-
-type dropConn struct {
-	net.Conn
-	d       *replyDropper
-	out, in framer // each used by one goroutine
-
-	mu      sync.Mutex
-	creates map[int32]bool // xids of plain creates awaiting replies
-}
-
-func (c *dropConn) Write(p []byte) (int, error) {
-	c.out.feed(p, func(body []byte, handshake bool) {
-		if handshake || len(body) < 8 {
-			return
-		}
-		if int32(binary.BigEndian.Uint32(body[4:])) == opCreate {
-			c.mu.Lock()
-			c.creates[int32(binary.BigEndian.Uint32(body))] = true
-			c.mu.Unlock()
-		}
-	})
-	return c.Conn.Write(p)
-}
-
-func (c *dropConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	drop := false
-	c.in.feed(p[:n], func(body []byte, handshake bool) {
-		// ReplyHeader: xid int32, zxid int64, err int32.
-		if handshake || len(body) < 16 {
-			return
-		}
-		xid := int32(binary.BigEndian.Uint32(body))
-		c.mu.Lock()
-		create := c.creates[xid]
-		delete(c.creates, xid)
-		c.mu.Unlock()
-		if create && binary.BigEndian.Uint32(body[12:]) == 0 && c.d.armed.CompareAndSwap(true, false) {
-			drop = true
-		}
-	})
-	if drop {
-		_ = c.Conn.Close()
-		return 0, errors.New("zk test: create reply dropped with its connection")
-	}
-	return n, err
+	return newReplyConn(c,
+		func(op int32) bool { return op == opCreate },
+		func(reply []byte) bool {
+			return binary.BigEndian.Uint32(reply[12:]) == 0 && d.armed.CompareAndSwap(true, false)
+		},
+		func(c net.Conn) error {
+			_ = c.Close()
+			return errors.New("zk test: create reply dropped with its connection")
+		})
 }
