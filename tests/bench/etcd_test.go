@@ -40,13 +40,14 @@ func TestEtcdRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Acquisitions == 0 || r.Errors != 0 || r.Overlaps != 0 {
-		t.Fatalf("%d acquisitions, %d errors, %d overlaps (%s)", r.Acquisitions, r.Errors, r.Overlaps, r.Note)
+	// A release that finds nobody in line frees the lock, and its
+	// releaser may take it back: rare, since the others wait.
+	reacquired, perAcq := math.Inf(1), math.Inf(1)
+	if r.ReacquirePct != nil && r.ServerRequestsPerAcq != nil {
+		reacquired, perAcq = *r.ReacquirePct, *r.ServerRequestsPerAcq
 	}
-	if r.ReacquirePct == nil || *r.ReacquirePct > 10 {
-		t.Errorf("re-acquisition %v, want a hand-off to another client almost always", r.ReacquirePct)
-	}
-	if r.ServerRequestsPerAcq == nil || *r.ServerRequestsPerAcq > 1.2 {
-		t.Errorf("%v server requests per acquisition, want one write", r.ServerRequestsPerAcq)
+	if r.Acquisitions == 0 || r.Errors != 0 || r.Overlaps != 0 || reacquired > 10 || perAcq > 1.2 {
+		t.Fatalf("%d acquisitions, %d errors, %d overlaps, %v%% re-acquired, %v requests per acquisition (%s); want hand-offs to another client, one write each",
+			r.Acquisitions, r.Errors, r.Overlaps, reacquired, perAcq, r.Note)
 	}
 }
