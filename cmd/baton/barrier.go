@@ -28,28 +28,21 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 	}[v], &sf, v == "double")
 	timeout := fs.Duration("timeout", 0, "wait, double: give up (exit 75) after this long; 0 waits forever")
 	n := fs.Int("n", 0, "double: number of participants; another N than the first participant inside is refused (exit 2), and may change once all have left")
-	pos, argv, err := parseArgs(fs, args)
+	name, argv, err := nameArgs(fs, &sf, args)
 	if err != nil {
 		return err
 	}
-	name, err := oneName(fs, pos)
-	if err != nil {
-		return err
-	}
-	sf.name = name
 	if v == "double" && *n < 1 {
 		return usageErr("barrier double: -n N (N ≥ 1) is required")
 	}
 	if argv != nil && (v != "double" || len(argv) == 0) {
 		return usageErr("barrier %s: unexpected CMD", v)
 	}
-	sigs := catchSignals()
-	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, &sf, "barrier")
+	sigs, s, done, err := m.openVerb(ctx, &sf, "barrier")
 	if err != nil {
 		return err
 	}
-	defer closeStore(s)
+	defer done()
 	do := func(t time.Duration, f func(context.Context) error) error {
 		_, err := waitFor(ctx, sigs, t, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
 		if isTimeout(err) {

@@ -28,6 +28,20 @@ func catchSignals() *signals {
 // stop stops catching: the default actions apply again.
 func (s *signals) stop() { signal.Stop(s.c) }
 
+// cancelling returns a copy of ctx that the next caught signal cancels,
+// and its cancel, which the caller must call.
+func (s *signals) cancelling(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.c:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // requeue puts a signal back for the next reader.
 func (s *signals) requeue(sig os.Signal) {
 	select {

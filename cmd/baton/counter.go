@@ -59,13 +59,11 @@ func (m *Main) counter(ctx context.Context, args []string) error {
 	if *lock != "" && (v != "add" || *int32s) {
 		return usageErr("counter: --lock goes with add on a long counter")
 	}
-	sigs := catchSignals()
-	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, &sf, "counter")
+	sigs, s, done, err := m.openVerb(ctx, &sf, "counter")
 	if err != nil {
 		return err
 	}
-	defer closeStore(s)
+	defer done()
 	out, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (int64, error) {
 		switch {
 		case v == "get":

@@ -38,15 +38,8 @@ func (m *Main) demo(ctx context.Context, args []string) error {
 	}
 	sigs := catchSignals()
 	defer sigs.stop()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := sigs.cancelling(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-sigs.c:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 
 	began := time.Now()
 	dir, err := os.MkdirTemp("", "baton-demo-")

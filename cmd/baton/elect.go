@@ -26,15 +26,10 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	observe := fs.Bool("observe", false, "print one line per leader change instead of campaigning")
 	asJSON := fs.Bool("json", false, "with --observe: JSON lines")
 	requeue := fs.Bool("requeue", false, "campaign again after every turn: run CMD each time we lead, stop it on a loss, until a signal (Curator's LeaderSelector layout)")
-	pos, argv, err := parseArgs(fs, args)
+	name, argv, err := nameArgs(fs, &sf, args)
 	if err != nil {
 		return err
 	}
-	name, err := oneName(fs, pos)
-	if err != nil {
-		return err
-	}
-	sf.name = name
 	if argv != nil && len(argv) == 0 {
 		return usageErr("elect: no CMD after --")
 	}
@@ -63,13 +58,11 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 		defer sigs.stop()
 		return m.electRequeue(ctx, sigs, &sf, name, []byte(*value), argv, *killAfter)
 	}
-	sigs := catchSignals()
-	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, &sf, "elect")
+	sigs, s, done, err := m.openVerb(ctx, &sf, "elect")
 	if err != nil {
 		return err
 	}
-	defer closeStore(s)
+	defer done()
 	e := baton.NewElection(s.Session, name)
 	if *observe {
 		return m.observe(ctx, sigs, s.Session, e, *asJSON)

@@ -30,15 +30,10 @@ func (m *Main) members(ctx context.Context, args []string) error {
 	join := fs.String("join", "", "be member `ID` of the group (node NAME/ID) while CMD runs, or until a signal without CMD")
 	data := fs.String("data", "", "with --join: the member's data")
 	asJSON := fs.Bool("json", false, "list as a JSON array of {id, data, session}")
-	pos, argv, err := parseArgs(fs, args)
+	name, argv, err := nameArgs(fs, &sf, args)
 	if err != nil {
 		return err
 	}
-	name, err := oneName(fs, pos)
-	if err != nil {
-		return err
-	}
-	sf.name = name
 	switch {
 	case *join == "" && argv != nil:
 		return usageErr("members: CMD goes with --join ID")

@@ -76,13 +76,11 @@ func (m *Main) permit(ctx context.Context, args []string) error {
 		}
 	}
 	sf.name = name
-	sigs := catchSignals()
-	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, &sf, "permit")
+	sigs, s, done, err := m.openVerb(ctx, &sf, "permit")
 	if err != nil {
 		return err
 	}
-	defer closeStore(s)
+	defer done()
 	sem := baton.NewPermitSemaphore(s.Session, name, *n)
 	switch v {
 	case "extend":

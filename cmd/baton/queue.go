@@ -73,13 +73,11 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	if v != "put" && len(pos) > 1 {
 		return usageErr("queue %s: unexpected arguments after NAME", v)
 	}
-	sigs := catchSignals()
-	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, &sf, "queue")
+	sigs, s, done, err := m.openVerb(ctx, &sf, "queue")
 	if err != nil {
 		return err
 	}
-	defer closeStore(s)
+	defer done()
 	q := kind.open(s.Session, name)
 	switch v {
 	case "put":

@@ -16,25 +16,18 @@ func (m *Main) revoke(ctx context.Context, args []string) error {
 	fs := m.newFlags("revoke", "revoke [--store URL] NAME\n"+
 		"       ask the holder of lock NAME to let go (a holder run with --on-revoke term stops CMD and releases;\n"+
 		"       Curator's revocable locks too); exit 0 once asked, 3 if nobody holds NAME", &sf, false)
-	pos, argv, err := parseArgs(fs, args)
+	name, argv, err := nameArgs(fs, &sf, args)
 	if err != nil {
 		return err
 	}
-	name, err := oneName(fs, pos)
-	if err != nil {
-		return err
-	}
-	sf.name = name
 	if argv != nil {
 		return usageErr("revoke: unexpected CMD")
 	}
-	sigs := catchSignals()
-	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, &sf, "revoke")
+	sigs, s, done, err := m.openVerb(ctx, &sf, "revoke")
 	if err != nil {
 		return err
 	}
-	defer closeStore(s)
+	defer done()
 	n, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (baton.Node, error) { return baton.Revoke(ctx, s.Session, name) })
 	if errors.Is(err, baton.ErrNotHeld) {
 		return exitWith(exitNotHeld, fmt.Errorf("revoke %s: nobody holds it", name))

@@ -18,15 +18,10 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	permitTTL := fs.Duration("permit-ttl", 0, "take an expiring permit (PermitSemaphore) that ends after this long unless extended (baton permit extend); CMD gets its id as BATON_PERMIT")
-	pos, argv, err := parseArgs(fs, args)
+	name, argv, err := nameArgs(fs, &sf, args)
 	if err != nil {
 		return err
 	}
-	name, err := oneName(fs, pos)
-	if err != nil {
-		return err
-	}
-	sf.name = name
 	if *n < 1 {
 		return usageErr("semaphore: -n N (N ≥ 1) is required")
 	}
@@ -39,13 +34,11 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	if err := m.checkCmd(argv, "", name); err != nil {
 		return err
 	}
-	sigs := catchSignals()
-	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, &sf, "semaphore")
+	sigs, s, done, err := m.openVerb(ctx, &sf, "semaphore")
 	if err != nil {
 		return err
 	}
-	defer closeStore(s)
+	defer done()
 	if *permitTTL > 0 {
 		return m.permitHeld(ctx, sigs, s.Session, name, *n, *permitTTL, *timeout, *killAfter, argv)
 	}

@@ -38,18 +38,13 @@ func (m *Main) status(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object (with --watch, one per change)")
 	held := fs.Bool("held", false, "print nothing; exit 0 if NAME is held, 3 if not")
 	watch := fs.Bool("watch", false, "redraw whenever NAME changes, until interrupted")
-	pos, _, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	name, err := oneName(fs, pos)
+	name, _, err := nameArgs(fs, &sf, args)
 	if err != nil {
 		return err
 	}
 	if *held && *watch {
 		return usageErr("status: --held and --watch do not mix")
 	}
-	sf.name = name
 	u, err := sf.parse()
 	if err != nil {
 		return err
@@ -92,15 +87,8 @@ func (m *Main) status(ctx context.Context, args []string) error {
 func (m *Main) watchStatus(ctx context.Context, src statusSource, asJSON bool) error {
 	sigs := catchSignals()
 	defer sigs.stop()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := sigs.cancelling(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-sigs.c:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	tty := isTerminal(m.Stdout)
 	var last string
 	for {

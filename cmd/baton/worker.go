@@ -60,13 +60,11 @@ func (m *Main) worker(ctx context.Context, args []string) error {
 		return err
 	}
 	defer log.f.Close()
-	sigs := catchSignals()
-	defer sigs.stop()
-	s, err := m.openFor(ctx, sigs, &sf, "demo")
+	sigs, s, done, err := m.openVerb(ctx, &sf, "demo")
 	if err != nil {
 		return err
 	}
-	defer closeStore(s)
+	defer done()
 	w := &demoWorker{s: s.Session, name: *name, log: log, sigs: sigs}
 	switch role {
 	case "lock":
