@@ -37,8 +37,7 @@ func TestStatusFlagsKazooOnZooKeeper(t *testing.T) {
 	testenv.Require(t, "kazoo for "+python+" (install python3-kazoo)", exec.Command(python, "-c", "import kazoo").Run())
 	addr := zktest.Shared(t).Addr()
 	e := env("BATON_STORE=zk://" + addr)
-	holder := start(t, e, "lock", "/kz")
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	holder := startHeld(t, e, "lock", "/kz")
 
 	kz := exec.Command(python, "-c", kazooScript, addr, "/kz")
 	var kout syncBuffer

@@ -113,8 +113,7 @@ func TestLockSignalWhileWaitingLeavesNothing(t *testing.T) {
 }
 
 func signalWhileWaiting(t *testing.T, e []string) {
-	holder := start(t, e, "lock", "/w")
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	startHeld(t, e, "lock", "/w")
 	waiter := start(t, e, "lock", "/w", "--", "true")
 	waitStatus(t, e, "/w", 2)
 	waiter.signal(syscall.SIGTERM)

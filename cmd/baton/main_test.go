@@ -103,6 +103,15 @@ func start(t testing.TB, environ []string, args ...string) *proc {
 	return startCmd(t, cmd)
 }
 
+// startHeld runs baton with args, a command that prints BATON_TOKEN once
+// it holds (lock, semaphore, … without CMD), and waits until it does.
+func startHeld(t testing.TB, environ []string, args ...string) *proc {
+	t.Helper()
+	p := start(t, environ, args...)
+	p.waitOutput("BATON_TOKEN=", 10*time.Second)
+	return p
+}
+
 // startCmd runs cmd (baton, or a command that runs it) as start does.
 func startCmd(t testing.TB, cmd *exec.Cmd) *proc {
 	t.Helper()

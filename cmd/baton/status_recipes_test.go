@@ -43,10 +43,8 @@ func TestStatusSemaphore(t *testing.T) {
 		if _, _, code := run(t, e, "status", "--held", name); code != exitNotHeld {
 			t.Fatalf("--held on a free name: exit %d, want %d", code, exitNotHeld)
 		}
-		a := start(t, e, "semaphore", "-n", "2", name)
-		a.waitOutput("BATON_TOKEN=", 10*time.Second)
-		b := start(t, e, "semaphore", "-n", "2", name)
-		b.waitOutput("BATON_TOKEN=", 10*time.Second)
+		a := startHeld(t, e, "semaphore", "-n", "2", name)
+		b := startHeld(t, e, "semaphore", "-n", "2", name)
 		c := start(t, e, "semaphore", "-n", "2", name, "--", "true")
 		rep := pollStatus(t, e, name, func(r statusReport) bool { return r.Holders == 2 && r.Waiters == 1 })
 		if !rep.Held || len(rep.Recipes) != 1 || rep.Recipes[0] != layout.RecipeSemaphore {
@@ -138,23 +136,12 @@ func TestStatusWatch(t *testing.T) {
 		name := "/st-watch-" + st.name
 		w := start(t, e, "status", "--watch", "--json", name)
 		w.waitOutput(`"holders":0`, 10*time.Second)
-		h := start(t, e, "lock", name)
-		h.waitOutput("BATON_TOKEN=", 10*time.Second)
+		h := startHeld(t, e, "lock", name)
 		w.waitOutput(`"holders":1`, 10*time.Second)
 		h.signal(syscall.SIGINT)
 		if code := h.wait(10 * time.Second); code != 0 {
 			t.Fatalf("lock exit %d", code)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for strings.Count(w.stdout.String(), `"holders":0`) < 2 {
-			if time.Now().After(deadline) {
-				t.Fatalf("--watch did not redraw after the release: %q", w.stdout.String())
-			}
-			<-time.After(20 * time.Millisecond) // poll interval
-		}
-		w.signal(syscall.SIGINT)
-		if code := w.wait(10 * time.Second); code != 0 {
-			t.Fatalf("status --watch exit %d: %q", code, w.stderr.String())
-		}
+		stopWatchAfterRelease(t, w)
 	})
 }

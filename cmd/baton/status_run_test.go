@@ -14,8 +14,7 @@ import (
 func TestStatusJSON(t *testing.T) {
 	t.Parallel()
 	e, u := etcdEnv(t)
-	holder := start(t, e, "lock", "st")
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	holder := startHeld(t, e, "lock", "st")
 	waiter := start(t, e, "lock", "st", "--", "true")
 	waitStatus(t, e, "st", 2)
 
@@ -54,8 +53,7 @@ func TestStatusRedis(t *testing.T) {
 			t.Parallel()
 			addrs := st.start(t)
 			e := env("BATON_STORE=" + st.url(addrs))
-			holder := start(t, e, "lock", "--ttl", "2s", "rs")
-			holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+			holder := startHeld(t, e, "lock", "--ttl", "2s", "rs")
 			waiter := start(t, e, "lock", "--ttl", "2s", "rs", "--", "true")
 			// Waiters queue in K:queue, on every master for Redlock.
 			want, nodes := 1, len(addrs)+1
@@ -144,17 +142,7 @@ func TestStatusRedisIdentityHeldWatch(t *testing.T) {
 					t.Fatalf("lock exit %d: %q", code, p.stderr.String())
 				}
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for strings.Count(w.stdout.String(), `"holders":0`) < 2 {
-				if time.Now().After(deadline) {
-					t.Fatalf("--watch did not redraw after the release: %q", w.stdout.String())
-				}
-				<-time.After(20 * time.Millisecond) // poll interval
-			}
-			w.signal(syscall.SIGINT)
-			if code := w.wait(10 * time.Second); code != 0 {
-				t.Fatalf("status --watch exit %d: %q", code, w.stderr.String())
-			}
+			stopWatchAfterRelease(t, w)
 		})
 	}
 }
@@ -164,8 +152,7 @@ func TestStatusRedisIdentityHeldWatch(t *testing.T) {
 func TestStatusRedisWatchQuietWhileUnchanged(t *testing.T) {
 	t.Parallel()
 	e := env("BATON_STORE=redis://" + redistest.Start(t, redistest.Config{}).Addr())
-	holder := start(t, e, "lock", "--ttl", "5s", "quiet")
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	holder := startHeld(t, e, "lock", "--ttl", "5s", "quiet")
 	w := start(t, e, "status", "--watch", "--json", "quiet")
 	w.waitOutput(`"holders":1`, 10*time.Second)
 	// Several polls (every 250 ms) of an unchanged lock: no redraw. The
@@ -182,5 +169,23 @@ func TestStatusRedisWatchQuietWhileUnchanged(t *testing.T) {
 	w.signal(syscall.SIGINT)
 	if code := w.wait(10 * time.Second); code != 0 {
 		t.Fatalf("status --watch exit %d", code)
+	}
+}
+
+// stopWatchAfterRelease waits until `status --watch --json` w has drawn
+// "holders":0 again after the holders it showed released (10 s at the
+// most), then stops it and wants exit 0.
+func stopWatchAfterRelease(t *testing.T, w *proc) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(w.stdout.String(), `"holders":0`) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("--watch did not redraw after the release: %q", w.stdout.String())
+		}
+		<-time.After(20 * time.Millisecond) // poll interval
+	}
+	w.signal(syscall.SIGINT)
+	if code := w.wait(10 * time.Second); code != 0 {
+		t.Fatalf("status --watch exit %d: %q", code, w.stderr.String())
 	}
 }

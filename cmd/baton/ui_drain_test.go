@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/batonhq/baton/internal/zktest"
 )
@@ -20,45 +16,31 @@ import (
 // records it (item node and token), and the queue hands out the next one.
 func TestUIAdminDrainItem(t *testing.T) {
 	t.Parallel()
-	for _, st := range uiStores(t) {
-		t.Run(st.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := browser(t)
-			e := env("BATON_STORE=" + st.url)
-			prefix := "/uiq" + strconv.FormatInt(time.Now().UnixNano(), 36)
-			name := prefix + "/jobs"
-			if _, stderr, code := run(t, e, "queue", "put", name, "first", "second"); code != 0 {
-				t.Fatalf("queue put: exit %d %q", code, stderr)
+	eachUIStore(t, "uiq", func(t *testing.T, r uiRig) {
+		ctx, e := r.ctx, r.e
+		name := r.prefix + "/jobs"
+		if _, stderr, code := run(t, e, "queue", "put", name, "first", "second"); code != 0 {
+			t.Fatalf("queue put: exit %d %q", code, stderr)
+		}
+		const tok = "drain-test-token"
+		url, audit := startAdminUI(t, e, tok, "--prefix", r.prefix)
+		navigate(t, ctx, url)
+		waitDOM(t, ctx, `String(document.querySelectorAll("tr.item button.drain-item").length)`, "2", 10*time.Second)
+		node := domText(t, ctx, `document.querySelector("tr.item").dataset.node`)
+		token := domText(t, ctx, `document.querySelector("tr.item .token").textContent`)
+		confirmAdmin(t, ctx, tok, "tr.item", "button.drain-item")
+		log := waitFile(t, audit, `"action":"drain-item"`, 5*time.Second)
+		for _, want := range []string{`"node":"` + node + `"`, `"token":` + token + `,`, `"result":"deleted"`, `"time":"`, `"who":"`} {
+			if !strings.Contains(log, want) {
+				t.Fatalf("audit log %q lacks %s", log, want)
 			}
-			const tok = "drain-test-token"
-			audit := filepath.Join(t.TempDir(), "audit.log")
-			_, url := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", prefix, "--admin", "--audit-log", audit)
-			if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-				t.Fatal(err)
-			}
-			waitDOM(t, ctx, `String(document.querySelectorAll("tr.item button.drain-item").length)`, "2", 10*time.Second)
-			node := domText(t, ctx, `document.querySelector("tr.item").dataset.node`)
-			token := domText(t, ctx, `document.querySelector("tr.item .token").textContent`)
-			if err := chromedp.Do(ctx,
-				chromedp.SendKeys(chromedp.ID("token"), tok),
-				chromedp.Click(chromedp.CSS("tr.item button.drain-item")),
-				chromedp.Click(chromedp.CSS("tr.item button.confirm")),
-			); err != nil {
-				t.Fatal(err)
-			}
-			log := waitFile(t, audit, `"action":"drain-item"`, 5*time.Second)
-			for _, want := range []string{`"node":"` + node + `"`, `"token":` + token + `,`, `"result":"deleted"`, `"time":"`, `"who":"`} {
-				if !strings.Contains(log, want) {
-					t.Fatalf("audit log %q lacks %s", log, want)
-				}
-			}
-			waitDOM(t, ctx, `String(document.querySelectorAll("tr.item").length)`, "1", 5*time.Second)
-			out, stderr, code := run(t, e, "queue", "take", name)
-			if code != 0 || strings.TrimSpace(out) != "second" {
-				t.Fatalf("take after draining the first: %q %q exit %d, want second", out, stderr, code)
-			}
-		})
-	}
+		}
+		waitDOM(t, ctx, `String(document.querySelectorAll("tr.item").length)`, "1", 5*time.Second)
+		out, stderr, code := run(t, e, "queue", "take", name)
+		if code != 0 || strings.TrimSpace(out) != "second" {
+			t.Fatalf("take after draining the first: %q %q exit %d, want second", out, stderr, code)
+		}
+	})
 }
 
 // TestUIDrainRefused: without --admin draining is refused (403) and not
@@ -68,35 +50,23 @@ func TestUIDrainRefused(t *testing.T) {
 	t.Parallel()
 	e, _ := etcdEnv(t)
 	name := "uidr/job"
-	holder := start(t, e, "lock", name)
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	holder := startHeld(t, e, "lock", name)
 	if _, stderr, code := run(t, e, "queue", "put", "uidr/q", "x"); code != 0 {
 		t.Fatalf("queue put: %q", stderr)
 	}
-	post := func(url, auth, body string) (int, string) {
-		req, _ := http.NewRequest("POST", url+"api/delete", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+auth)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	_, url := startUI(t, e, "--prefix", "uidr")
-	if code, s := post(url, "", `{"action":"drain-item","name":"uidr/q","node":"uidr/q/qn-1","token":1}`); code != http.StatusForbidden {
+	url := startUI(t, e, "--prefix", "uidr")
+	if code, s := postDelete(t, url, "", `{"action":"drain-item","name":"uidr/q","node":"uidr/q/qn-1","token":1}`); code != http.StatusForbidden {
 		t.Fatalf("read-only drain: %d %s, want 403", code, s)
 	}
 	const tok = "drain-refusal-token"
-	_, aurl := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", "uidr", "--admin")
+	aurl := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", "uidr", "--admin")
 	status, _, _ := run(t, e, "status", "--json", name)
 	i := strings.Index(status, `"node":"`)
 	if i < 0 {
 		t.Fatalf("status --json: %q", status)
 	}
 	node := strings.SplitN(status[i+len(`"node":"`):], `"`, 2)[0]
-	if code, s := post(aurl, tok, `{"action":"drain-item","name":"uidr/job","node":"`+node+`","token":0}`); code != http.StatusBadRequest {
+	if code, s := postDelete(t, aurl, tok, `{"action":"drain-item","name":"uidr/job","node":"`+node+`","token":0}`); code != http.StatusBadRequest {
 		t.Fatalf("draining a lock holder: %d %s, want 400", code, s)
 	}
 	waitStatus(t, e, name, 1)
@@ -117,20 +87,11 @@ func TestUIDrainRefusedByStore(t *testing.T) {
 		t.Fatalf("queue put as alice: exit %d %q", code, stderr)
 	}
 	const tok = "acl-test-token"
-	audit := filepath.Join(t.TempDir(), "audit.log")
 	e := env("BATON_STORE=zk://" + addr)
-	_, url := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", prefix, "--admin", "--audit-log", audit)
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	url, audit := startAdminUI(t, e, tok, "--prefix", prefix)
+	navigate(t, ctx, url)
 	waitDOM(t, ctx, `String(document.querySelectorAll("tr.item button.drain-item").length)`, "1", 10*time.Second)
-	if err := chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.ID("token"), tok),
-		chromedp.Click(chromedp.CSS("tr.item button.drain-item")),
-		chromedp.Click(chromedp.CSS("tr.item button.confirm")),
-	); err != nil {
-		t.Fatal(err)
-	}
+	confirmAdmin(t, ctx, tok, "tr.item", "button.drain-item")
 	got := waitDOMPrefix(t, ctx, `document.querySelector("td.refused") ? document.querySelector("td.refused").textContent : ""`, "refused: 403 refused by the store: ", 10*time.Second)
 	t.Logf("the page shows: %s", got)
 	if log := waitFile(t, audit, `"action":"drain-item"`, 5*time.Second); !strings.Contains(log, `"result":"refused by the store: `) {

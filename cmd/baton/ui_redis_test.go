@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/batonhq/baton/internal/redistest"
@@ -59,10 +58,8 @@ func TestUIRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = c.Close()
-			_, url := startUI(t, e, "--prefix", "uir:"+tc.name)
-			if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-				t.Fatal(err)
-			}
+			url := startUI(t, e, "--prefix", "uir:"+tc.name)
+			navigate(t, ctx, url)
 			// Each server's holder and line: on Redlock, three of each. The
 			// rows are baton clients, told apart by their values.
 			rows := func(roles ...string) string {

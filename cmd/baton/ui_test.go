@@ -48,15 +48,15 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// startUI runs baton ui with args on a free port and returns its address.
-func startUI(t *testing.T, e []string, args ...string) (*proc, string) {
+// startUI runs baton ui with args on a free port (the test's cleanup
+// ends it) and returns its address.
+func startUI(t *testing.T, e []string, args ...string) string {
 	t.Helper()
 	p := start(t, e, append([]string{"ui", "--listen", "127.0.0.1:0"}, args...)...)
 	p.waitOutput("Ctrl-C stops", 30*time.Second)
 	out := p.stdout.String()
 	i := strings.Index(out, "http://")
-	url := out[i : i+strings.Index(out[i:], " ")]
-	return p, url
+	return out[i : i+strings.Index(out[i:], " ")]
 }
 
 // uiStores are the stores the browser tests run on.
@@ -110,44 +110,35 @@ func pid(p *proc) int { return p.cmd.Process.Pid }
 // taking the lock (pushed over Server-Sent Events, not reloaded).
 func TestUIShowsHoldersAndHandoff(t *testing.T) {
 	t.Parallel()
-	for _, st := range uiStores(t) {
-		t.Run(st.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := browser(t)
-			e := env("BATON_STORE=" + st.url)
-			prefix := "/uih" + strconv.FormatInt(time.Now().UnixNano(), 36)
-			name := prefix + "/job"
-			holder := start(t, e, "lock", name)
-			holder.waitOutput("BATON_TOKEN=", 10*time.Second)
-			waiter := start(t, e, "lock", name)
-			waitStatus(t, e, name, 2)
-			_, url := startUI(t, e, "--prefix", prefix)
-			if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-				t.Fatal(err)
-			}
-			want := fmt.Sprintf("holder:%d,waiter:%d", pid(holder), pid(waiter))
-			waitDOM(t, ctx, rolesJS(name), want, 10*time.Second)
-			if s := domText(t, ctx, `document.getElementById("live").textContent`); s != "live" {
-				t.Fatalf("live badge %q", s)
-			}
-			if n := domText(t, ctx, `String(document.querySelectorAll("button.act").length)`); n != "0" {
-				t.Fatalf("read-only page offers %s actions", n)
-			}
-			holder.signal(2)
-			waiter.waitOutput("BATON_TOKEN=", 10*time.Second)
-			took := time.Now()
-			seen := waitDOM(t, ctx, rolesJS(name), fmt.Sprintf("holder:%d", pid(waiter)), 5*time.Second)
-			lag := seen.Sub(took)
-			t.Logf("the page showed the hand-off %v after the waiter printed its token", lag)
-			if lag > time.Second {
-				t.Fatalf("the page showed the hand-off %v after it happened", lag)
-			}
-			if tl := domText(t, ctx, `document.querySelector(".timeline") ? document.querySelector(".timeline").textContent : ""`); !strings.Contains(tl, "pid "+strconv.Itoa(pid(waiter))) {
-				t.Fatalf("timeline %q", tl)
-			}
-			waiter.signal(2)
-		})
-	}
+	eachUIStore(t, "uih", func(t *testing.T, r uiRig) {
+		ctx, e := r.ctx, r.e
+		name := r.prefix + "/job"
+		holder := startHeld(t, e, "lock", name)
+		waiter := start(t, e, "lock", name)
+		waitStatus(t, e, name, 2)
+		navigate(t, ctx, startUI(t, e, "--prefix", r.prefix))
+		want := fmt.Sprintf("holder:%d,waiter:%d", pid(holder), pid(waiter))
+		waitDOM(t, ctx, rolesJS(name), want, 10*time.Second)
+		if s := domText(t, ctx, `document.getElementById("live").textContent`); s != "live" {
+			t.Fatalf("live badge %q", s)
+		}
+		if n := domText(t, ctx, `String(document.querySelectorAll("button.act").length)`); n != "0" {
+			t.Fatalf("read-only page offers %s actions", n)
+		}
+		holder.signal(2)
+		waiter.waitOutput("BATON_TOKEN=", 10*time.Second)
+		took := time.Now()
+		seen := waitDOM(t, ctx, rolesJS(name), fmt.Sprintf("holder:%d", pid(waiter)), 5*time.Second)
+		lag := seen.Sub(took)
+		t.Logf("the page showed the hand-off %v after the waiter printed its token", lag)
+		if lag > time.Second {
+			t.Fatalf("the page showed the hand-off %v after it happened", lag)
+		}
+		if tl := domText(t, ctx, `document.querySelector(".timeline") ? document.querySelector(".timeline").textContent : ""`); !strings.Contains(tl, "pid "+strconv.Itoa(pid(waiter))) {
+			t.Fatalf("timeline %q", tl)
+		}
+		waiter.signal(2)
+	})
 }
 
 // TestUIAdminForceRelease: with --admin the page offers force-release;
@@ -155,47 +146,33 @@ func TestUIShowsHoldersAndHandoff(t *testing.T) {
 // takes the lock, and the audit log records it.
 func TestUIAdminForceRelease(t *testing.T) {
 	t.Parallel()
-	for _, st := range uiStores(t) {
-		t.Run(st.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := browser(t)
-			e := env("BATON_STORE=" + st.url)
-			prefix := "/uia" + strconv.FormatInt(time.Now().UnixNano(), 36)
-			name := prefix + "/job"
-			holder := start(t, e, "lock", name, "--", "sleep", "60")
-			waitStatus(t, e, name, 1)
-			waiter := start(t, e, "lock", name)
-			waitStatus(t, e, name, 2)
-			audit := filepath.Join(t.TempDir(), "audit.log")
-			const tok = "s3cret-token-for-test"
-			_, url := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", prefix, "--admin", "--audit-log", audit)
-			if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-				t.Fatal(err)
-			}
-			waitDOM(t, ctx, rolesJS(name), fmt.Sprintf("holder:%d,waiter:%d", pid(holder), pid(waiter)), 10*time.Second)
-			if err := chromedp.Do(ctx,
-				chromedp.SendKeys(chromedp.ID("token"), tok),
-				chromedp.Click(chromedp.CSS("tr.holder button.force-release")),
-				chromedp.Click(chromedp.CSS("tr.holder button.confirm")),
-			); err != nil {
-				t.Fatal(err)
-			}
-			waiter.waitOutput("BATON_TOKEN=", 10*time.Second)
-			waitDOM(t, ctx, rolesJS(name), fmt.Sprintf("holder:%d", pid(waiter)), 5*time.Second)
-			if code := holder.wait(15 * time.Second); code == 0 {
-				t.Fatalf("the force-released holder exited 0; stderr %q", holder.stderr.String())
-			}
-			log := waitFile(t, audit, `"action":"force-release"`, 5*time.Second)
-			var rec auditRecord
-			if err := json.Unmarshal([]byte(strings.SplitN(log, "\n", 2)[0]), &rec); err != nil {
-				t.Fatal(err)
-			}
-			if rec.Name != name || rec.Result != "deleted" || rec.Token == 0 || rec.Who == "" || rec.Time.IsZero() || strings.Contains(log, tok) {
-				t.Fatalf("audit record %+v (%q)", rec, log)
-			}
-			waiter.signal(2)
-		})
-	}
+	eachUIStore(t, "uia", func(t *testing.T, r uiRig) {
+		ctx, e := r.ctx, r.e
+		name := r.prefix + "/job"
+		holder := start(t, e, "lock", name, "--", "sleep", "60")
+		waitStatus(t, e, name, 1)
+		waiter := start(t, e, "lock", name)
+		waitStatus(t, e, name, 2)
+		const tok = "s3cret-token-for-test"
+		url, audit := startAdminUI(t, e, tok, "--prefix", r.prefix)
+		navigate(t, ctx, url)
+		waitDOM(t, ctx, rolesJS(name), fmt.Sprintf("holder:%d,waiter:%d", pid(holder), pid(waiter)), 10*time.Second)
+		confirmAdmin(t, ctx, tok, "tr.holder", "button.force-release")
+		waiter.waitOutput("BATON_TOKEN=", 10*time.Second)
+		waitDOM(t, ctx, rolesJS(name), fmt.Sprintf("holder:%d", pid(waiter)), 5*time.Second)
+		if code := holder.wait(15 * time.Second); code == 0 {
+			t.Fatalf("the force-released holder exited 0; stderr %q", holder.stderr.String())
+		}
+		log := waitFile(t, audit, `"action":"force-release"`, 5*time.Second)
+		var rec auditRecord
+		if err := json.Unmarshal([]byte(strings.SplitN(log, "\n", 2)[0]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Name != name || rec.Result != "deleted" || rec.Token == 0 || rec.Who == "" || rec.Time.IsZero() || strings.Contains(log, tok) {
+			t.Fatalf("audit record %+v (%q)", rec, log)
+		}
+		waiter.signal(2)
+	})
 }
 
 // TestUIReadOnlyRefusesDelete: without --admin the page offers no action
@@ -204,31 +181,18 @@ func TestUIReadOnlyRefusesDelete(t *testing.T) {
 	t.Parallel()
 	e, _ := etcdEnv(t)
 	name := "uiro/job"
-	holder := start(t, e, "lock", name)
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
-	_, url := startUI(t, e, "--prefix", "uiro")
+	holder := startHeld(t, e, "lock", name)
+	url := startUI(t, e, "--prefix", "uiro")
 	body := `{"action":"force-release","name":"uiro/job","node":"uiro/job/x","token":1}`
-	resp, err := http.Post(url+"api/delete", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("read-only delete: %d, want 403", resp.StatusCode)
+	if code, s := postDelete(t, url, "", body); code != http.StatusForbidden {
+		t.Fatalf("read-only delete: %d %s, want 403", code, s)
 	}
 	if _, stderr, code := run(t, e, "ui", "--admin", "--listen", "127.0.0.1:0"); code != 2 || !strings.Contains(stderr, "BATON_UI_TOKEN") {
 		t.Fatalf("--admin without a token: %d %q", code, stderr)
 	}
-	_, aurl := startUI(t, append(e, "BATON_UI_TOKEN=right-token-1"), "--prefix", "uiro", "--admin")
-	req, _ := http.NewRequest("POST", aurl+"api/delete", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer wrong-token")
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("wrong token: %d, want 401", resp.StatusCode)
+	aurl := startUI(t, append(e, "BATON_UI_TOKEN=right-token-1"), "--prefix", "uiro", "--admin")
+	if code, s := postDelete(t, aurl, "wrong-token", body); code != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d %s, want 401", code, s)
 	}
 	waitStatus(t, e, name, 1)
 	holder.signal(2)
@@ -240,12 +204,9 @@ func TestUIEscapesNames(t *testing.T) {
 	ctx := browser(t)
 	e, _ := etcdEnv(t)
 	name := `/uiesc/<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`
-	holder := start(t, e, "lock", name)
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
-	_, url := startUI(t, e, "--prefix", "/uiesc")
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	holder := startHeld(t, e, "lock", name)
+	url := startUI(t, e, "--prefix", "/uiesc")
+	navigate(t, ctx, url)
 	waitDOM(t, ctx, `document.querySelector(".instance h2") ? document.querySelector(".instance h2").textContent : ""`, name, 10*time.Second)
 	if got := domText(t, ctx, `String(window.pwned) + " " + document.querySelectorAll("#instances img, #instances script").length`); got != "undefined 0" {
 		t.Fatalf("markup in a name ran or rendered: %q", got)
@@ -262,10 +223,8 @@ func TestUIDeadStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := env("BATON_STORE=etcd://" + dead)
-	_, url := startUI(t, e, "--dial-timeout", "500ms")
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	url := startUI(t, e, "--dial-timeout", "500ms")
+	navigate(t, ctx, url)
 	waitDOM(t, ctx, `document.getElementById("error").style.display`, "block", 15*time.Second)
 	if s := domText(t, ctx, `document.getElementById("error").textContent`); !strings.HasPrefix(s, "Store error: cannot read") {
 		t.Fatalf("error text %q", s)
@@ -301,7 +260,7 @@ func TestUIPaginates(t *testing.T) {
 	}
 	flush()
 	e := env("BATON_STORE=etcd://" + addr)
-	_, url := startUI(t, e, "--prefix", "uibig")
+	url := startUI(t, e, "--prefix", "uibig")
 	get := func(q string) uiView {
 		resp, err := http.Get(url + "api/state?" + q)
 		if err != nil {
@@ -328,9 +287,7 @@ func TestUIPaginates(t *testing.T) {
 		t.Fatalf("the big instance: %q with %d nodes, %d more", one.Name, len(one.Entries), one.More)
 	}
 	bctx := browser(t)
-	if err := chromedp.Do(bctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	navigate(t, bctx, url)
 	waitDOM(t, bctx, `String(document.querySelectorAll(".instance").length) + (document.getElementById("next") ? " next" : "")`,
 		strconv.Itoa(uiPerPage)+" next", 10*time.Second)
 }
@@ -348,11 +305,8 @@ func TestServeUI(t *testing.T) {
 	i = strings.Index(out, "ui on http://")
 	url := strings.Fields(out[i+len("ui on "):])[0]
 	e := env("BATON_STORE=etcd://" + addr)
-	holder := start(t, e, "lock", "/served/job")
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	holder := startHeld(t, e, "lock", "/served/job")
+	navigate(t, ctx, url)
 	waitDOM(t, ctx, rolesJS("/served/job"), fmt.Sprintf("holder:%d", pid(holder)), 10*time.Second)
 	holder.signal(2)
 	srv.signal(2)
@@ -368,25 +322,15 @@ func TestUIAdminRemoveWaiter(t *testing.T) {
 	ctx := browser(t)
 	e, _ := etcdEnv(t)
 	name := "/uirw/job"
-	holder := start(t, e, "lock", name)
-	holder.waitOutput("BATON_TOKEN=", 10*time.Second)
+	holder := startHeld(t, e, "lock", name)
 	start(t, e, "lock", name)
 	waitStatus(t, e, name, 2)
 	const tok = "another-test-token"
-	audit := filepath.Join(t.TempDir(), "audit.log")
-	_, url := startUI(t, append(e, "BATON_UI_TOKEN="+tok), "--prefix", "/uirw", "--admin", "--audit-log", audit)
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	url, audit := startAdminUI(t, e, tok, "--prefix", "/uirw")
+	navigate(t, ctx, url)
 	waitDOM(t, ctx, `String(document.querySelectorAll("tr.waiter button.remove-waiter").length)`, "1", 10*time.Second)
 	old := domText(t, ctx, `document.querySelector("tr.waiter .token").textContent`)
-	if err := chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.ID("token"), tok),
-		chromedp.Click(chromedp.CSS("tr.waiter button.remove-waiter")),
-		chromedp.Click(chromedp.CSS("tr.waiter button.confirm")),
-	); err != nil {
-		t.Fatal(err)
-	}
+	confirmAdmin(t, ctx, tok, "tr.waiter", "button.remove-waiter")
 	log := waitFile(t, audit, `"action":"remove-waiter"`, 5*time.Second)
 	if !strings.Contains(log, `"token":`+old+`,`) || !strings.Contains(log, `"result":"deleted"`) {
 		t.Fatalf("audit log %q, want token %s deleted", log, old)
