@@ -141,13 +141,7 @@ func (c *conn) created(ctx context.Context, path string, f baton.Flags) (baton.N
 		n.Token = z
 	} else {
 		// The tap missed the reply header (never expected): ask.
-		var st *gozk.Stat
-		var ok bool
-		err := c.retry(ctx, func() error {
-			var e error
-			ok, st, e = c.zc.Exists(path)
-			return e
-		})
+		ok, st, err := c.exists(ctx, path)
 		if err != nil {
 			return baton.Node{}, err
 		}
@@ -166,12 +160,7 @@ func (c *conn) created(ctx context.Context, path string, f baton.Flags) (baton.N
 // of dir. A node of ours that belongs to another session (ours expired
 // meanwhile) is removed and not reported.
 func (c *conn) findProtected(ctx context.Context, dir, id string) (baton.Node, bool, error) {
-	var names []string
-	err := c.retry(ctx, func() error {
-		var e error
-		names, _, e = c.zc.Children(c.abs(dir))
-		return e
-	})
+	names, err := c.children(ctx, c.abs(dir))
 	if errors.Is(err, baton.ErrNotFound) {
 		return baton.Node{}, false, nil
 	}
@@ -184,13 +173,7 @@ func (c *conn) findProtected(ctx context.Context, dir, id string) (baton.Node, b
 			continue
 		}
 		path := c.abs(baton.Join(dir, name))
-		var ok bool
-		var st *gozk.Stat
-		err := c.retry(ctx, func() error {
-			var e error
-			ok, st, e = c.zc.Exists(path)
-			return e
-		})
+		ok, st, err := c.exists(ctx, path)
 		if err != nil {
 			return baton.Node{}, false, err
 		}

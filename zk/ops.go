@@ -19,12 +19,7 @@ func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 	if err := checkPath(dir); err != nil {
 		return nil, err
 	}
-	var names []string
-	err := c.retry(ctx, func() error {
-		var e error
-		names, _, e = c.zc.Children(c.abs(dir))
-		return e
-	})
+	names, err := c.children(ctx, c.abs(dir))
 	if errors.Is(err, baton.ErrNotFound) {
 		return nil, nil
 	}
@@ -39,13 +34,7 @@ func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error)
 	if err := checkPath(path); err != nil {
 		return nil, baton.Node{}, err
 	}
-	var data []byte
-	var st *gozk.Stat
-	err := c.retry(ctx, func() error {
-		var e error
-		data, st, e = c.zc.Get(c.abs(path))
-		return e
-	})
+	data, st, err := c.get(ctx, c.abs(path))
 	if err != nil {
 		return nil, baton.Node{}, err
 	}
@@ -281,14 +270,7 @@ func (c *conn) version(ctx context.Context, n baton.Node) (int32, bool, error) {
 	if n.Token == 0 || unique(n.Name) {
 		return -1, true, nil
 	}
-	// The request may outlive an abandoned call: it writes only these.
-	var ok bool
-	var st *gozk.Stat
-	err := c.retry(ctx, func() error {
-		var e error
-		ok, st, e = c.zc.Exists(c.abs(n.Path))
-		return e
-	})
+	ok, st, err := c.exists(ctx, c.abs(n.Path))
 	if err != nil || !ok {
 		return 0, false, err
 	}

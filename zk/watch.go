@@ -56,14 +56,7 @@ func (c *conn) watchNode(ctx context.Context, n baton.Node, over func(st *gozk.S
 	}
 	path := c.abs(n.Path)
 	for i := 0; ; i++ {
-		var ok bool
-		var st *gozk.Stat
-		var ch <-chan gozk.Event
-		err := c.retry(ctx, func() error {
-			var e error
-			ok, st, ch, e = c.zc.ExistsW(path)
-			return e
-		})
+		ok, st, ch, err := c.existsW(ctx, path)
 		if err != nil {
 			return err
 		}
@@ -96,20 +89,10 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 	}
 	path := c.abs(dir)
 	for i := 0; ; i++ {
-		var names []string
-		var ch <-chan gozk.Event
-		err := c.retry(ctx, func() error {
-			var e error
-			names, _, ch, e = c.zc.ChildrenW(path)
-			return e
-		})
+		names, ch, err := c.childrenW(ctx, path)
 		if errors.Is(err, baton.ErrNotFound) {
 			var ok bool
-			err = c.retry(ctx, func() error {
-				var e error
-				ok, _, ch, e = c.zc.ExistsW(path)
-				return e
-			})
+			ok, _, ch, err = c.existsW(ctx, path)
 			if err == nil && ok {
 				continue // created meanwhile: list it
 			}
@@ -137,14 +120,7 @@ func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) 
 	}
 	p := c.abs(path)
 	for i := 0; ; i++ {
-		var ok bool
-		var st *gozk.Stat
-		var ch <-chan gozk.Event
-		err := c.retry(ctx, func() error {
-			var e error
-			ok, st, ch, e = c.zc.ExistsW(p)
-			return e
-		})
+		ok, st, ch, err := c.existsW(ctx, p)
 		if err != nil {
 			return baton.Node{}, err
 		}
