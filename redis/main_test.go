@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
+
+	"github.com/batonhq/baton/internal/redistest"
 )
 
 type quiet struct{}
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 {
 		// No goroutine of a Client outlives its Close.
-		if err := goleak.Find(); err != nil {
+		if err := redistest.FindLeaks(); err != nil {
 			println(err.Error())
 			code = 1
 		}

@@ -11,7 +11,6 @@ replace github.com/batonhq/baton/internal/etcdtest => ../internal/etcdtest
 require (
 	github.com/batonhq/baton v0.0.0-00010101000000-000000000000
 	github.com/batonhq/baton/internal/etcdtest v0.0.0-00010101000000-000000000000
-	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -30,6 +29,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
 	golang.org/x/net v0.61.0 // indirect

@@ -2,9 +2,10 @@ package reliability
 
 import (
 	"fmt"
-	"go.uber.org/goleak"
 	"os"
 	"testing"
+
+	"github.com/batonhq/baton/internal/redistest"
 )
 
 func TestMain(m *testing.M) {
@@ -17,7 +18,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 {
 		// Every scenario closes the sessions it opens.
-		if err := goleak.Find(); err != nil {
+		if err := redistest.FindLeaks(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines outlive the tests:", err)
 			code = 1
 		}

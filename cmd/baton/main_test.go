@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go.uber.org/goleak"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	if code == 0 {
 		// The in-process commands (Main.Run) close every session they open.
-		if err := goleak.Find(); err != nil {
+		if err := redistest.FindLeaks(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines outlive the tests:", err)
 			code = 1
 		}

@@ -3,7 +3,6 @@ package obstest
 import (
 	"context"
 	"fmt"
-	"go.uber.org/goleak"
 	"os"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/proxy"
+	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/internal/zktest"
 	"github.com/batonhq/baton/memory"
 	"github.com/batonhq/baton/zk"
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	if code == 0 {
 		// Every session and client the tests open is closed.
-		if err := goleak.Find(); err != nil {
+		if err := redistest.FindLeaks(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines outlive the tests:", err)
 			code = 1
 		}
