@@ -35,7 +35,8 @@ func pollStatus(t *testing.T, e []string, name string, ok func(statusReport) boo
 
 // TestStatusSemaphore: semaphore leases are holders with the holder's
 // identity (the baton process's pid), age and TTL left; the line for
-// admission waits; --held answers by exit status.
+// admission waits; the number of permits recorded in NAME/permits shows;
+// --held answers by exit status.
 func TestStatusSemaphore(t *testing.T) {
 	t.Parallel()
 	eachStore(t, true, func(t *testing.T, st testStore, e []string) {
@@ -47,11 +48,14 @@ func TestStatusSemaphore(t *testing.T) {
 		b := startHeld(t, e, "semaphore", "-n", "2", name)
 		c := start(t, e, "semaphore", "-n", "2", name, "--", "true")
 		rep := pollStatus(t, e, name, func(r statusReport) bool { return r.Holders == 2 && r.Waiters == 1 })
-		if !rep.Held || len(rep.Recipes) != 1 || rep.Recipes[0] != layout.RecipeSemaphore {
+		if !rep.Held || len(rep.Recipes) != 1 || rep.Recipes[0] != layout.RecipeSemaphore || rep.Permits != 2 {
 			t.Fatalf("report %+v", rep)
 		}
 		pids := map[int]bool{a.cmd.Process.Pid: true, b.cmd.Process.Pid: true}
 		for _, n := range rep.Entries {
+			if n.Role == layout.RoleForeign {
+				t.Errorf("a semaphore's own node shown as foreign: %+v", n)
+			}
 			if n.Role != layout.RoleHolder {
 				continue
 			}
@@ -67,7 +71,7 @@ func TestStatusSemaphore(t *testing.T) {
 			t.Fatalf("--held on a held semaphore: exit %d", code)
 		}
 		out, _, _ := run(t, e, "status", name)
-		if !strings.Contains(out, "2 holding, 1 waiting") || !strings.Contains(out, "  semaphore\n") ||
+		if !strings.Contains(out, "2 holding, 1 waiting") || !strings.Contains(out, "  semaphore of 2\n") ||
 			!strings.Contains(out, " pid ") {
 			t.Errorf("text status %q", out)
 		}

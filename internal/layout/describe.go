@@ -2,6 +2,7 @@ package layout
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"regexp"
@@ -189,6 +190,8 @@ func (d *describer) root() {
 			d.rep.Open = true
 		case k.Name == DirLocks || k.Name == DirLeases || k.Name == DirClaims:
 			continue // described with their contents
+		case k.Name == NodePermits && len(k.Data) == 4:
+			continue // a semaphore's number of permits (Report.Permits)
 		case zk && (k.Name == DirEntries || k.Name == DirTaken):
 			d.warn(WarnKazooLocking)
 			continue
@@ -209,13 +212,17 @@ func (d *describer) root() {
 // the leases, NAME/locks the line for admission.
 func (d *describer) semaphore() {
 	leases, locks := d.l.Dirs[DirLeases], d.l.Dirs[DirLocks]
+	recorded := d.recordedPermits()
+	if recorded > 0 {
+		d.rep.Permits = recorded
+	}
 	if len(leases) == 0 && len(locks) == 0 {
-		if hasChild(d.l.Dirs[""], DirLeases) || hasChild(d.l.Dirs[""], DirLocks) {
+		if recorded > 0 || hasChild(d.l.Dirs[""], DirLeases) || hasChild(d.l.Dirs[""], DirLocks) {
 			d.recipe(RecipeSemaphore)
 		}
 		return
 	}
-	if n, err := strconv.Atoi(string(d.l.Data)); err == nil && n > 0 {
+	if n, err := strconv.Atoi(string(d.l.Data)); err == nil && n > 0 && recorded == 0 {
 		d.rep.Permits = n
 	}
 	// The first node in locks holds the admission lock: it is taking a
@@ -271,6 +278,17 @@ func (d *describer) semaphore() {
 		d.add(e)
 	}
 	d.recipe(RecipeSemaphore)
+}
+
+// recordedPermits is the number of permits recorded in NAME/permits
+// (NodePermits), or 0.
+func (d *describer) recordedPermits() int {
+	for _, k := range d.l.Dirs[""] {
+		if k.Name == NodePermits && len(k.Data) == 4 {
+			return max(int(int32(binary.BigEndian.Uint32(k.Data))), 0)
+		}
+	}
+	return 0
 }
 
 // kazooSemaphore describes kazoo's Semaphore's admission line beside the

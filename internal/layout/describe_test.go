@@ -135,10 +135,22 @@ func TestDescribeSemaphore(t *testing.T) {
 	if len(r.Recipes) != 1 || r.Recipes[0] != RecipeSemaphore {
 		t.Errorf("recipes %v", r.Recipes)
 	}
+	// baton records the permits in NAME/permits (SharedCount's 4 bytes),
+	// not an entry of its own; it says the name is a semaphore even with
+	// no lease left.
+	l.Data = nil
+	l.Dirs[""] = append(l.Dirs[""], child("/s", NodePermits, NodePermits, "\x00\x00\x00\x02"))
+	if r := Describe(l, now); roles(r) != "holder,holder,waiter,acquiring,waiter" || r.Permits != 2 {
+		t.Errorf("with NAME/permits: %s, %d permits", roles(r), r.Permits)
+	}
+	empty := Listing{Name: "/s", Store: StoreEtcd, Dirs: map[string][]Child{"": {child("/s", NodePermits, "", "\x00\x00\x00\x03")}}}
+	if r := Describe(empty, now); len(r.Entries) != 0 || r.Permits != 3 || len(r.Recipes) != 1 || r.Recipes[0] != RecipeSemaphore {
+		t.Errorf("a semaphore with no lease: %+v", r)
+	}
 	// On etcd the directories are not listed as children. Without the
 	// permits known, the admitting client's last lease is the waiting one.
 	delete(l.Dirs, "")
-	l.Store, l.Data = StoreEtcd, nil
+	l.Store = StoreEtcd
 	if r := Describe(l, now); roles(r) != "holder,holder,waiter,acquiring,waiter" || r.Holders != 2 || r.Waiters != 2 {
 		t.Errorf("etcd: %s, %d holding, %d waiting", roles(r), r.Holders, r.Waiters)
 	}

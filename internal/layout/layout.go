@@ -68,7 +68,7 @@ type Report struct {
 	// Waiters counts waiters and candidates.
 	Waiters int `json:"waiters"`
 	// Permits is a semaphore's number of leases when the store records it
-	// (kazoo writes it into the semaphore's node), else 0.
+	// (baton in NAME/permits, kazoo in the semaphore's node), else 0.
 	Permits int `json:"permits,omitempty"`
 	// Items counts queue items; Claimed those a consumer has in flight.
 	Items   int `json:"items,omitempty"`

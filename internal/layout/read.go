@@ -33,6 +33,11 @@ const (
 	DirKazooLock = "-__lock__"
 )
 
+// NodePermits is the child of a Semaphore's name (baton's, or Curator's
+// sharing it through a SharedCount) that records its number of permits:
+// 4 bytes, a big-endian int, as Curator's SharedCount stores it.
+const NodePermits = "permits"
+
 // maxDetailed bounds the nodes per directory whose data and metadata Read
 // fetches one by one; a long queue is counted, not read.
 const maxDetailed = 200
