@@ -252,20 +252,13 @@ func testKazooReadsIdentity(t *testing.T, p peer) {
 		t.Fatal(err)
 	}
 	k := startKazoo(t, ctx, p, "lock", path, 1)
-	k.send(t, "acquire")
-	waitKids(t, ctx, s, path, 2)
+	k.queueBehind(t, ctx, s, path, "acquire")
 	got := startKazoo(t, ctx, p, "lock", path, 1).do(t, ctx, "contenders")
 	ours, theirs, _ := strings.Cut(got, " | ")
 	if id, ok := baton.ParseIdentity([]byte(ours)); !ok || id.Host != "h1" || id.PID != 42 || id.Cmd != "worker" || theirs != "kazoo-lock" {
 		t.Fatalf("kazoo's contenders: %q", got)
 	}
-	if err := m.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if l := k.line(t, ctx); l != "ok" {
-		t.Fatalf("kazoo's acquire: %q", l)
-	}
-	k.expect(t, ctx, "release", "ok")
+	k.handedOver(t, ctx, m.Unlock, "release")
 }
 
 // testKazooWriteLock: kazoo's WriteLock names its node "__lock__" (as its
@@ -319,15 +312,8 @@ func testKazooWriteLock(t *testing.T, p peer) {
 
 	// Our writer excludes kazoo's writer until we release.
 	k.expect(t, ctx, "try", "no")
-	k.send(t, "acquire")
-	waitKids(t, ctx, s, path, 2)
-	if err := w.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if l := k.line(t, ctx); l != "ok" {
-		t.Fatalf("kazoo's acquire: %q", l)
-	}
-	k.expect(t, ctx, "release", "ok")
+	k.queueBehind(t, ctx, s, path, "acquire")
+	k.handedOver(t, ctx, w.Unlock, "release")
 }
 
 // testKazooWriterBehindReader: a kazoo writer queued behind our reader
@@ -341,20 +327,13 @@ func testKazooWriterBehindReader(t *testing.T, p peer) {
 		t.Fatal(err)
 	}
 	k := startKazoo(t, ctx, p, "writelock", path, 1)
-	k.send(t, "acquire")
-	waitKids(t, ctx, s, path, 2)
+	k.queueBehind(t, ctx, s, path, "acquire")
 	r := statusOf(t, ctx, s, path)
 	if r.Holders != 1 || r.Waiters != 1 || r.Entries[0].Role != layout.RoleHolder || r.Entries[1].Role != layout.RoleWaiter ||
 		r.Entries[1].Peer != layout.PeerKazoo || r.Entries[1].Identity != "foreign" {
 		t.Fatalf("status: %+v", r)
 	}
-	if err := m.RUnlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if l := k.line(t, ctx); l != "ok" {
-		t.Fatalf("kazoo's acquire: %q", l)
-	}
-	k.expect(t, ctx, "release", "ok")
+	k.handedOver(t, ctx, m.RUnlock, "release")
 }
 
 // testKazooReadLock: kazoo's readers share with ours and wait for our
@@ -381,13 +360,6 @@ func testKazooReadLock(t *testing.T, p peer) {
 		t.Fatal(err)
 	}
 	k.expect(t, ctx, "try", "no")
-	k.send(t, "acquire")
-	waitKids(t, ctx, s, path, 2)
-	if err := m.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if l := k.line(t, ctx); l != "ok" {
-		t.Fatalf("kazoo's acquire: %q", l)
-	}
-	k.expect(t, ctx, "release", "ok")
+	k.queueBehind(t, ctx, s, path, "acquire")
+	k.handedOver(t, ctx, m.Unlock, "release")
 }

@@ -91,6 +91,28 @@ func (r *running) expect(t *testing.T, ctx context.Context, cmd, want string) {
 	}
 }
 
+// queueBehind sends cmd, a lock request the peer answers "ok" once it
+// holds, and waits until the peer's node is the second under path, behind
+// ours.
+func (r *running) queueBehind(t *testing.T, ctx context.Context, s *baton.Session, path, cmd string) {
+	t.Helper()
+	r.send(t, cmd)
+	waitKids(t, ctx, s, path, 2)
+}
+
+// handedOver releases our lock with unlock and wants the peer queued
+// behind it (queueBehind) to answer "ok", then to release with cmd.
+func (r *running) handedOver(t *testing.T, ctx context.Context, unlock func(context.Context) error, release string) {
+	t.Helper()
+	if err := unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := r.line(t, ctx); l != "ok" {
+		t.Fatalf("the peer's lock request after our release: %q, want ok", l)
+	}
+	r.expect(t, ctx, release, "ok")
+}
+
 // kidsOf lists dir as baton parses it.
 func kidsOf(t *testing.T, ctx context.Context, s *baton.Session, dir string) []baton.Node {
 	t.Helper()
@@ -190,15 +212,8 @@ func testInteropRWMutex(t *testing.T, p peer) {
 	if n := kidsOf(t, ctx, s, path); !curatorWrite.MatchString(n[0].Name) {
 		t.Fatalf("our writer %q is not in Curator's layout", n[0].Name)
 	}
-	j.send(t, "rlock")
-	waitKids(t, ctx, s, path, 2)
-	if err := m.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if l := j.line(t, ctx); l != "ok" {
-		t.Fatalf("Curator's rlock: %q", l)
-	}
-	j.expect(t, ctx, "runlock", "ok")
+	j.queueBehind(t, ctx, s, path, "rlock")
+	j.handedOver(t, ctx, m.Unlock, "runlock")
 }
 
 func testInteropSemaphore(t *testing.T, p peer) {

@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -8,6 +9,18 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/layout"
 )
+
+// startLeading starts Curator's LeaderSelector on path and waits until it
+// leads.
+func startLeading(t *testing.T, ctx context.Context, p peer, path string) *running {
+	t.Helper()
+	j := startJava(t, ctx, p, "selector", path, 1)
+	j.expect(t, ctx, "start", "ok")
+	if l := j.line(t, ctx); l != "leader" {
+		t.Fatalf("selector: %q", l)
+	}
+	return j
+}
 
 // TestInteropLeaderSelector: Curator's LeaderSelector is an
 // InterProcessMutex ("lock-" nodes) that orders only lock nodes, so it
@@ -21,11 +34,7 @@ func TestInteropLeaderSelector(t *testing.T) {
 
 	// Curator leads first: Campaign refuses.
 	path := testPath(t)
-	j := startJava(t, ctx, p, "selector", path, 1)
-	j.expect(t, ctx, "start", "ok")
-	if l := j.line(t, ctx); l != "leader" {
-		t.Fatalf("selector: %q", l)
-	}
+	j := startLeading(t, ctx, p, path)
 	if err := baton.NewElection(s, path).Campaign(ctx, []byte("us")); !errors.Is(err, baton.ErrIncompatible) {
 		t.Fatalf("Campaign behind a LeaderSelector: %v, want ErrIncompatible", err)
 	}
@@ -41,11 +50,7 @@ func TestInteropLeaderSelector(t *testing.T) {
 	if err := e.Campaign(ctx, []byte("us")); err != nil {
 		t.Fatal(err)
 	}
-	j2 := startJava(t, ctx, p, "selector", path, 1)
-	j2.expect(t, ctx, "start", "ok")
-	if l := j2.line(t, ctx); l != "leader" {
-		t.Fatalf("selector: %q", l)
-	}
+	j2 := startLeading(t, ctx, p, path)
 	l, err := layout.Read(ctx, s.Conn(), layout.StoreZooKeeper, path)
 	if err != nil {
 		t.Fatal(err)

@@ -18,11 +18,7 @@ func TestInteropLeaderSelectorRecipe(t *testing.T) {
 	s := openT(t, 10*time.Second)
 	path := testPath(t)
 
-	j := startJava(t, ctx, p, "selector", path, 1)
-	j.expect(t, ctx, "start", "ok")
-	if l := j.line(t, ctx); l != "leader" {
-		t.Fatalf("selector: %q", l)
-	}
+	j := startLeading(t, ctx, p, path)
 	sel := baton.NewLeaderSelector(s, path, []byte("us"))
 	turn := make(chan struct{})
 	end := make(chan struct{})
