@@ -173,6 +173,42 @@ func drainFailed(t *testing.T, h Harness, name string, errs []error) {
 	t.Fatalf("queue never drained: %d children and %d claims left; consumers ended with %v", left, claims, errs)
 }
 
+// loadKillingOne is the run of the queue load tests on name: consumers
+// goroutines each run consume(ctx, c), which returns the error its
+// consumer ended with, while killMidway has the first producers sessions
+// of ss put their items with put and expires the session of consumer 0
+// (ss[producers]) midway. Once consumer 0 has ended by itself and the
+// queue is empty, it cancels the others and returns every consumer's
+// error.
+func loadKillingOne(ctx context.Context, t *testing.T, h Harness, name string, ss []*baton.Session, producers, consumers, items int,
+	put func(s *baton.Session, data []byte) error, done func() int64, consume func(ctx context.Context, c int) error) []error {
+	t.Helper()
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	errs := make([]error, consumers)
+	var wg sync.WaitGroup
+	victimEnded := make(chan struct{})
+	for c := range consumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c == 0 {
+				defer close(victimEnded)
+			}
+			errs[c] = consume(cctx, c)
+		}()
+	}
+	killMidway(ctx, t, h, ss[:producers], ss[producers], put, items, done)
+	awaitVictim(t, victimEnded)
+	drained := waitEmpty(t, h, name)
+	stop()
+	wg.Wait()
+	if !drained {
+		drainFailed(t, h, name, errs)
+	}
+	return errs
+}
+
 // 8 producers × 8 consumers; consumer 0's session is expired midway. No
 // item is delivered twice, and nothing is missing but, at most, the one
 // item the dead consumer was taking when it died.
@@ -183,42 +219,20 @@ func testQueueLoad(t *testing.T, h Harness) {
 	items := queueItems(h)
 	total := producers * items
 	ss := sessions(t, h, producers+consumers)
-	cctx, stop := context.WithCancel(ctx)
-	defer stop()
 	var delivered atomic.Int64
 	got := make([][]string, consumers)
-	errs := make([]error, consumers)
-	var wg sync.WaitGroup
-	victimEnded := make(chan struct{})
-	for c := range consumers {
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
-			if c == 0 {
-				defer close(victimEnded)
+	put := func(s *baton.Session, data []byte) error { return baton.NewQueue(s, name).Put(ctx, data) }
+	errs := loadKillingOne(ctx, t, h, name, ss, producers, consumers, items, put, delivered.Load, func(ctx context.Context, c int) error {
+		q := baton.NewQueue(ss[producers+c], name)
+		for {
+			v, err := q.Take(ctx)
+			if err != nil {
+				return err
 			}
-			q := baton.NewQueue(ss[producers+c], name)
-			for {
-				v, err := q.Take(cctx)
-				if err != nil {
-					errs[c] = err
-					return
-				}
-				got[c] = append(got[c], string(v))
-				delivered.Add(1)
-			}
-		}(c)
-	}
-	killMidway(ctx, t, h, ss[:producers], ss[producers], func(s *baton.Session, data []byte) error {
-		return baton.NewQueue(s, name).Put(ctx, data)
-	}, items, delivered.Load)
-	awaitVictim(t, victimEnded)
-	drained := waitEmpty(t, h, name)
-	stop()
-	wg.Wait()
-	if !drained {
-		drainFailed(t, h, name, errs)
-	}
+			got[c] = append(got[c], string(v))
+			delivered.Add(1)
+		}
+	})
 	if !baton.IsSessionGone(errs[0]) {
 		t.Fatalf("killed consumer ended with %v, want a session error", errs[0])
 	}
@@ -266,45 +280,23 @@ func testReliableQueueLoad(t *testing.T, h Harness) {
 	if it, err := q0.Take(ctx); err != nil || string(it.Data) != "orphan" {
 		t.Fatalf("Take: %v", err)
 	}
-	cctx, stop := context.WithCancel(ctx)
-	defer stop()
 	var acks atomic.Int64
 	got := make([][]string, consumers) // delivered, acknowledged or not
-	errs := make([]error, consumers)
-	var wg sync.WaitGroup
-	victimEnded := make(chan struct{})
-	for c := range consumers {
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
-			if c == 0 {
-				defer close(victimEnded)
+	put := func(s *baton.Session, data []byte) error { return baton.NewReliableQueue(s, name).Put(ctx, data) }
+	errs := loadKillingOne(ctx, t, h, name, ss, producers, consumers, items, put, acks.Load, func(ctx context.Context, c int) error {
+		q := baton.NewReliableQueue(ss[producers+c], name)
+		for {
+			it, err := q.Take(ctx)
+			if err == nil {
+				got[c] = append(got[c], string(it.Data))
+				err = q.Ack(ctx, it)
 			}
-			q := baton.NewReliableQueue(ss[producers+c], name)
-			for {
-				it, err := q.Take(cctx)
-				if err == nil {
-					got[c] = append(got[c], string(it.Data))
-					err = q.Ack(cctx, it)
-				}
-				if err != nil {
-					errs[c] = err
-					return
-				}
-				acks.Add(1)
+			if err != nil {
+				return err
 			}
-		}(c)
-	}
-	killMidway(ctx, t, h, ss[:producers], ss[producers], func(s *baton.Session, data []byte) error {
-		return baton.NewReliableQueue(s, name).Put(ctx, data)
-	}, items, acks.Load)
-	awaitVictim(t, victimEnded)
-	drained := waitEmpty(t, h, name)
-	stop()
-	wg.Wait()
-	if !drained {
-		drainFailed(t, h, name, errs)
-	}
+			acks.Add(1)
+		}
+	})
 	if !baton.IsSessionGone(errs[0]) && !errors.Is(errs[0], baton.ErrLost) {
 		t.Fatalf("killed consumer ended with %v, want a session error", errs[0])
 	}
