@@ -41,10 +41,6 @@ var serial atomic.Int64
 // New makes a CA named name whose files go to a new temp dir of t.
 func New(t testing.TB, name string) *CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          next(),
 		Subject:               pkix.Name{CommonName: name},
@@ -54,10 +50,7 @@ func New(t testing.TB, name string) *CA {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key, der := sign(t, tmpl, nil, nil)
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
@@ -72,10 +65,6 @@ func New(t testing.TB, name string) *CA {
 // client authentication, for loopback addresses and localhost.
 func (ca *CA) Issue(t testing.TB, cn string) Leaf {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber: next(),
 		Subject:      pkix.Name{CommonName: cn},
@@ -86,10 +75,7 @@ func (ca *CA) Issue(t testing.TB, cn string) Leaf {
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		DNSNames:     []string{"localhost"},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key, der := sign(t, tmpl, ca.cert, ca.key)
 	pk, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +84,25 @@ func (ca *CA) Issue(t testing.TB, cn string) Leaf {
 	write(t, l.CertFile, "CERTIFICATE", der)
 	write(t, l.KeyFile, "PRIVATE KEY", pk)
 	return l
+}
+
+// sign makes a P-256 key and the certificate tmpl for it, signed by parent
+// with parentKey, or by the new key itself (a self-signed certificate)
+// when parent is nil; it returns the key and the certificate's DER.
+func sign(t testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, der
 }
 
 func next() *big.Int {
