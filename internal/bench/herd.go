@@ -179,6 +179,19 @@ func waiterLockers(cs []Client, name string, n int) []Locker {
 // herdSessions is how many sessions the herd's waiters share at most.
 const herdSessions = 100
 
+// holdFirst warms up a locker of c on name and takes the lock with it:
+// the holder the waiters of herd and footprint queue behind.
+func holdFirst(ctx context.Context, c Client, name string) (Locker, error) {
+	holder := c.Locker(name)
+	if err := warm(ctx, []Locker{holder}, 3); err != nil {
+		return nil, err
+	}
+	if err := holder.Lock(ctx); err != nil {
+		return nil, err
+	}
+	return holder, nil
+}
+
 // herd: Clients waiters, spread over up to herdSessions sessions, queue
 // behind a holder; the holder releases and each waiter releases as soon as
 // it runs. Reports watch notifications per release and the chain's
@@ -190,11 +203,8 @@ func herd(ctx context.Context, t Target, cfg Config, r *Result) error {
 		return err
 	}
 	defer closeClients(cs)
-	holder := cs[0].Locker(cfg.Name)
-	if err := warm(ctx, []Locker{holder}, 3); err != nil {
-		return err
-	}
-	if err := holder.Lock(ctx); err != nil {
+	holder, err := holdFirst(ctx, cs[0], cfg.Name)
+	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, queueTimeout+chainTimeout)
@@ -247,11 +257,8 @@ func footprint(ctx context.Context, t Target, cfg Config, r *Result) error {
 		return err
 	}
 	defer closeClients(cs)
-	holder := cs[0].Locker(cfg.Name)
-	if err := warm(ctx, []Locker{holder}, 3); err != nil {
-		return err
-	}
-	if err := holder.Lock(ctx); err != nil {
+	holder, err := holdFirst(ctx, cs[0], cfg.Name)
+	if err != nil {
 		return err
 	}
 	runtime.GC()
