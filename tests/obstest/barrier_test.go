@@ -1,8 +1,6 @@
 package obstest
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -35,13 +33,7 @@ func TestTelemetryBarrier(t *testing.T) {
 		if err := b.Set(ctx); err != nil {
 			t.Fatal(err)
 		}
-		cctx, cancel := context.WithCancel(ctx)
-		go func() { passed <- b.Wait(cctx) }()
-		r.waitValue(t, 10*time.Second, "a second waiter", "baton.waiting", mine, 1)
-		cancel()
-		if err := <-passed; !errors.Is(err, context.Canceled) {
-			t.Fatalf("cancelled Wait: %v", err)
-		}
+		r.cancelWaiting(t, ctx, "a second waiter", mine, b.Wait)
 		if err := b.Remove(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -39,17 +39,10 @@ func TestTelemetryMutex(t *testing.T) {
 		if _, err := ma.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
 			t.Fatalf("TryLock while b holds: %v, want ErrLocked", err)
 		}
-		cctx, cancel := context.WithCancel(ctx)
-		canceled := make(chan error, 1)
-		go func() {
-			_, err := ma.Lock(cctx)
-			canceled <- err
-		}()
-		r.waitValue(t, 10*time.Second, "a waiting", "baton.waiting", mine, 1)
-		cancel()
-		if err := <-canceled; !errors.Is(err, context.Canceled) {
-			t.Fatalf("cancelled Lock: %v", err)
-		}
+		r.cancelWaiting(t, ctx, "a waiting", mine, func(ctx context.Context) error {
+			_, err := ma.Lock(ctx)
+			return err
+		})
 		if err := mb.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package obstest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -209,4 +210,20 @@ func goLock(ctx context.Context, lock func(context.Context) (*baton.Lease, error
 		got <- acquired{l, err}
 	}()
 	return got
+}
+
+// cancelWaiting runs wait on a goroutine, waits (10 s at the most) until
+// it counts in baton.waiting for a, cancels its ctx and wants it to return
+// context.Canceled.
+func (r *rig) cancelWaiting(t *testing.T, ctx context.Context, what string, a attrs, wait func(context.Context) error) {
+	t.Helper()
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() { ended <- wait(cctx) }()
+	r.waitValue(t, 10*time.Second, what, "baton.waiting", a, 1)
+	cancel()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("%s, cancelled: %v, want context.Canceled", what, err)
+	}
 }
