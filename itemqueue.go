@@ -122,15 +122,24 @@ func (q *itemQueue) put(ctx context.Context, kind string, data []byte) error {
 // for one as long as ctx allows, else it returns ErrEmpty. It claims the
 // item and acknowledges it at once, so that it never takes an item
 // another consumer has claimed: a bare guarded delete could not tell.
+//
+// An item that a consumer outside baton's claims (etcd's
+// recipe.PriorityQueue) took between our claim and our Ack was delivered
+// to that consumer, not to us: take goes on to the next item.
 func (q *itemQueue) take(ctx context.Context, wait bool) ([]byte, error) {
-	it, err := q.claim(ctx, wait)
-	if err != nil {
-		return nil, err
+	for {
+		it, err := q.claim(ctx, wait)
+		if err != nil {
+			return nil, err
+		}
+		err = q.rq.Ack(ctx, it)
+		if err == nil {
+			return it.Data, nil
+		}
+		if !errors.Is(err, ErrRevoked) || ctx.Err() != nil {
+			return nil, ctxErr(ctx, err)
+		}
 	}
-	if err := q.rq.Ack(ctx, it); err != nil {
-		return nil, ctxErr(ctx, err)
-	}
-	return it.Data, nil
 }
 
 // claim claims the first deliverable unclaimed item (see ReliableQueue);

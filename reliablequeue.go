@@ -189,28 +189,49 @@ func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Only the claimant acks, so the item is still there.
+	// Only the claimant acks, so the item is still there, unless a
+	// consumer that does not honour claims (etcd's recipe.PriorityQueue)
+	// took it: then it is not ours to have.
 	data, n, err := c.Get(ctx, k.Path)
-	if err != nil {
+	if err != nil || n.Token != k.Token && k.Token != 0 {
 		removeNode(ctx, c, cl)
+		if err == nil || errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
 		return nil, err
 	}
 	if q.tel != nil && !n.Created.IsZero() {
 		q.tel.QueueOldest(time.Since(n.Created))
 	}
+	// The name and kind the listing gave: a backend whose items are not
+	// direct children of the queue (etcd's priority items,
+	// NAME/<priority>/<seq>) names them relative to the queue.
+	n.Name, n.Kind = k.Name, k.Kind
 	return &Item{Data: data, Node: n, claim: cl}, nil
 }
 
 // Ack removes a taken item from the queue for good, together with its
 // claim, in one commit guarded by the claim. If the claim is gone (our
 // session ended, so the item may be with another consumer now) Ack removes
-// nothing and returns an error wrapping ErrLost.
+// nothing and returns an error wrapping ErrLost. If the item is gone while
+// the claim is not (a consumer that does not honour claims, such as etcd's
+// recipe.PriorityQueue or `etcdctl del`, took it) Ack removes the claim and
+// returns an error wrapping ErrLost and ErrRevoked: the item was delivered
+// to that other consumer.
 func (q *ReliableQueue) Ack(ctx context.Context, it *Item) error {
 	err := q.s.conn.Commit(ctx, it.claim,
 		Op{Kind: OpDelete, Node: it.Node},
 		Op{Kind: OpDelete, Node: it.claim})
 	if errors.Is(err, ErrGuard) {
 		return fmt.Errorf("%w: claim on %s: %w", ErrLost, it.Node.Path, err)
+	}
+	if errors.Is(err, ErrNotFound) {
+		// A claim left behind would hide a later item of the same name
+		// (etcd reuses a priority item's key once its queue is empty).
+		if derr := q.s.conn.Delete(ctx, it.claim); derr != nil {
+			return derr
+		}
+		return fmt.Errorf("%w: %s taken by another consumer: %w", ErrLost, it.Node.Path, ErrRevoked)
 	}
 	return err
 }
