@@ -66,6 +66,11 @@ var (
 	// permit (reported together with ErrLost) that was neither released
 	// nor extended in time.
 	ErrPermitExpired = errors.New("baton: permit expired")
+	// ErrInvalidPriority means a PriorityQueue item's priority is outside
+	// what the store's layout can hold: on etcd, whose items follow etcd's
+	// recipes layout (the priority as five decimal digits in the key), it
+	// must be 0 to 99999; ZooKeeper and memory take any int32.
+	ErrInvalidPriority = errors.New("baton: priority out of range for the store")
 	// ErrEmpty is returned by non-blocking queue reads on an empty queue.
 	ErrEmpty = errors.New("baton: queue empty")
 	// ErrUpgrade is returned by RWMutex.Lock on a handle that holds the read

@@ -10,7 +10,11 @@ import (
 // priorities. On ZooKeeper it has Apache Curator's
 // DistributedPriorityQueue layout (items "queue-<priority><seq>", data in
 // Curator's ItemSerializer framing), so Curator producers and consumers
-// share it; on etcd items are the keys NAME/pq-<priority>-<id>.
+// share it. On etcd it has the layout of etcd's own recipe.PriorityQueue
+// (go.etcd.io/etcd/client/v3/experimental/recipes; items
+// "NAME/<priority %05d>/<seq %016d>"), so etcd's Enqueue and Dequeue
+// share it; priorities there are 0 to 99999 (see Put), and etcd's
+// Dequeue does not honour claims (see Ack).
 //
 // Every item is delivered exactly once, through ReliableQueue's claims
 // (NAME.claims/<item>, ephemeral, created only while the item exists;
@@ -33,7 +37,10 @@ func NewPriorityQueue(s *Session, name string) *PriorityQueue {
 func (p *PriorityQueue) Name() string { return p.q.name }
 
 // Put adds an item carrying data with the given priority (lower comes out
-// first). The item is persistent.
+// first, as in Curator and etcd's recipe). The item is persistent. On
+// etcd the priority must be 0 to 99999 (etcd.MinPriority to
+// etcd.MaxPriority; five digits of its key); another is refused with an
+// error wrapping ErrInvalidPriority, not clamped.
 func (p *PriorityQueue) Put(ctx context.Context, data []byte, priority int32) error {
 	return p.q.put(ctx, PriorityKind(priority), data)
 }
@@ -54,7 +61,9 @@ func (p *PriorityQueue) Claim(ctx context.Context) (*Item, error) { return p.q.c
 // PollClaim claims the first unclaimed item, or returns ErrEmpty at once.
 func (p *PriorityQueue) PollClaim(ctx context.Context) (*Item, error) { return p.q.claim(ctx, false) }
 
-// Ack removes a claimed item for good; see ReliableQueue.Ack.
+// Ack removes a claimed item for good; see ReliableQueue.Ack. On etcd, a
+// consumer of etcd's recipe.PriorityQueue may have taken the item despite
+// the claim: Ack then returns an error wrapping ErrLost and ErrRevoked.
 func (p *PriorityQueue) Ack(ctx context.Context, it *Item) error { return p.q.rq.Ack(ctx, it) }
 
 // Release gives a claimed item back; see ReliableQueue.Release.

@@ -44,4 +44,9 @@ type Harness struct {
 	// 0.25 a quarter. The shape (clients, producers, consumers, the one
 	// killed) stays.
 	LoadScale float64
+	// MaxPriority, if not zero, is the highest PriorityQueue priority the
+	// store takes, the lowest being 0 (etcd's recipes layout: 0 to 99999);
+	// a Put outside must fail with an error wrapping
+	// baton.ErrInvalidPriority. Zero: every int32 is taken.
+	MaxPriority int32
 }

@@ -15,7 +15,10 @@ import (
 
 // Items come out by priority, then in the order put; Poll and Take and
 // PollClaim agree; Len counts them; a Take on an empty queue waits for a
-// Put and a cancelled one takes nothing.
+// Put and a cancelled one takes nothing. On a store with a bounded range
+// of priorities (Harness.MaxPriority) the same items take priorities in
+// it, in the same order, and a priority outside is refused with
+// ErrInvalidPriority, putting nothing.
 func testPriorityOrder(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t)
@@ -28,6 +31,17 @@ func testPriorityOrder(t *testing.T, h Harness) {
 		v string
 		p int32
 	}{{"five-a", 5}, {"minus-a", -3}, {"five-b", 5}, {"zero", 0}, {"big", 1 << 30}, {"minus-b", -3}, {"min", -1 << 31}}
+	if top := h.MaxPriority; top != 0 {
+		for _, bad := range []int32{-1, top + 1, -1 << 31} {
+			if err := p.Put(ctx, []byte("refused"), bad); !errors.Is(err, baton.ErrInvalidPriority) {
+				t.Fatalf("Put with priority %d outside 0..%d: %v, want ErrInvalidPriority", bad, top, err)
+			}
+		}
+		in := map[int32]int32{5: 5, -3: 1, 0: 2, 1 << 30: top, -1 << 31: 0}
+		for i := range puts {
+			puts[i].p = in[puts[i].p]
+		}
+	}
 	for _, x := range puts {
 		if err := p.Put(ctx, []byte(x.v), x.p); err != nil {
 			t.Fatal(err)

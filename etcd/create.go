@@ -50,6 +50,9 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 	if err := c.Err(); err != nil {
 		return baton.Node{}, nil, err
 	}
+	if p, ok := baton.ParsePriorityKind(kind); ok && seq {
+		return c.createItem(ctx, dir, p, data, f, list)
+	}
 	key := baton.Join(dir, kind)
 	if seq {
 		var err error
@@ -191,8 +194,9 @@ func (c *conn) forgetOnce(ctx context.Context, key string) bool {
 	}
 }
 
-// children returns the direct children of pfx among kvs: sequential nodes
-// by CreateRevision, then the others by name.
+// children returns the direct children of pfx among kvs, and the items of
+// etcd's priority queue layout under it (pqkeys.go): sequential nodes by
+// CreateRevision, then the others by name.
 func children(pfx string, kvs []*mvccpb.KeyValue) []baton.Node {
 	type ranked struct {
 		n   baton.Node
@@ -200,6 +204,12 @@ func children(pfx string, kvs []*mvccpb.KeyValue) []baton.Node {
 	}
 	var rs []ranked
 	for _, kv := range kvs {
+		if name, kind, ok := pqItem(pfx, kv); ok {
+			n := nodeOf(kv)
+			n.Name, n.Kind = name, kind
+			rs = append(rs, ranked{n, true})
+			continue
+		}
 		if _, ok := childName(pfx, string(kv.Key)); !ok {
 			continue
 		}

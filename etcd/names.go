@@ -135,20 +135,22 @@ func seqName(kind, id string) string {
 	return kind + "-" + id
 }
 
-// Priority and delay queue items are persistent keys named from their
-// kind and a random id: "pq-<priority>-<id>" and "dq-<delay ms>-<due unix
-// ms>-<id>", ordered by CreateRevision like the other sequential keys.
+// Delay queue items are persistent keys named from their kind and a
+// random id, "dq-<delay ms>-<due unix ms>-<id>", ordered by CreateRevision
+// like the other sequential keys. Priority queue items follow etcd's
+// recipes layout (pqkeys.go); baton before it named them
+// "pq-<priority>-<id>", and such items are still read (listed with their
+// priority, in creation order among the others of that priority), so that
+// none is lost in an upgrade; new ones are never written so.
 
-// itemName is the name of an item of kind (baton.IsItemKind) with id.
+// itemName is the name of a delay queue item of kind with id.
 func itemName(kind, id string) string {
-	if p, ok := baton.ParsePriorityKind(kind); ok {
-		return baton.KindPriority + "-" + strconv.FormatInt(int64(p), 10) + "-" + id
-	}
 	d, due, _ := baton.ParseDelayKind(kind)
 	return baton.KindDelay + "-" + strconv.FormatInt(max(d, 0), 10) + "-" + strconv.FormatInt(due, 10) + "-" + id
 }
 
-// parseItemName reads an item name made by itemName.
+// parseItemName reads an item name made by itemName, or a priority item
+// of an older baton, "pq-<priority>-<id>".
 func parseItemName(name string) (string, bool) {
 	i := strings.LastIndexByte(name, '-')
 	if i < 0 || !isHexID(name[i+1:]) {
@@ -210,6 +212,9 @@ func (c *conn) reserve(dir, kind string, f baton.Flags) (string, error) {
 		return "", fmt.Errorf("%w: %q is not a sequential kind", baton.ErrInvalidName, kind)
 	}
 	pfx := prefix(dir)
+	if _, ok := baton.ParsePriorityKind(kind); ok {
+		return "", fmt.Errorf("%w: a priority queue item is made by Create alone (etcd's layout allocates its key)", baton.ErrInvalidName)
+	}
 	if baton.IsItemKind(kind) {
 		if f&baton.Ephemeral != 0 {
 			return "", fmt.Errorf("%w: a queue item is persistent", baton.ErrInvalidName)

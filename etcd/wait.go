@@ -366,7 +366,8 @@ func (c *conn) waitChildren(ctx context.Context, dir string, since []baton.Node)
 			return err
 		}
 		for _, ev := range evs {
-			if _, ok := childName(pfx, string(ev.Kv.Key)); !ok {
+			_, isChild := childName(pfx, string(ev.Kv.Key))
+			if _, _, isItem := pqChild(pfx, string(ev.Kv.Key)); !isChild && !isItem {
 				continue
 			}
 			// A new key or a deleted one changes the set; a put on an

@@ -12,6 +12,7 @@ require (
 	github.com/batonhq/baton v0.0.0-00010101000000-000000000000
 	github.com/batonhq/baton/etcd/embedded v0.0.0-00010101000000-000000000000
 	github.com/batonhq/baton/internal/etcdtest v0.0.0-00010101000000-000000000000
+	github.com/google/uuid v1.6.0
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
@@ -36,7 +37,6 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.0 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.3 // indirect

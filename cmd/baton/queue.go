@@ -28,7 +28,7 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	}[v], &sf, false)
 	var kind queueKind
 	if v == "put" {
-		fs.Func("priority", "put into the priority queue NAME with priority `N` (a 32-bit integer; lower comes out first)", func(s string) error {
+		fs.Func("priority", "put into the priority queue NAME with priority `N` (a 32-bit integer, 0 to 99999 on etcd, whose layout is etcd's recipes' (others exit 2); lower comes out first)", func(s string) error {
 			p, err := strconv.ParseInt(s, 10, 32)
 			if err != nil {
 				return fmt.Errorf("want a 32-bit integer")
@@ -98,6 +98,9 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 			_, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, q.Put(ctx, []byte(val))
 			})
+			if errors.Is(err, baton.ErrInvalidPriority) {
+				return exitWith(exitUsage, fmt.Errorf("queue put %s: %w", name, err))
+			}
 			if err != nil {
 				return wrapExit(err, "queue put %s", name)
 			}

@@ -1,17 +1,34 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	recipe "go.etcd.io/etcd/client/v3/experimental/recipes"
+	"go.uber.org/zap"
 )
 
 func TestQueuePriorityDelay(t *testing.T) {
 	t.Parallel()
-	eachStore(t, true, func(t *testing.T, _ testStore, e []string) { queueKindsRun(t, e) })
+	eachStore(t, true, func(t *testing.T, st testStore, e []string) { queueKindsRun(t, st, e) })
 }
 
-func queueKindsRun(t *testing.T, e []string) {
-	for _, x := range [][]string{{"5", "five"}, {"-2", "minus"}, {"5", "five-again"}, {"0", "zero"}} {
+func queueKindsRun(t *testing.T, st testStore, e []string) {
+	puts := [][]string{{"5", "five"}, {"-2", "minus"}, {"5", "five-again"}, {"0", "zero"}}
+	if st.name == "etcd" {
+		// etcd's recipes layout takes priorities 0 to 99999 alone: the
+		// same order, shifted; the others are refused as bad input.
+		puts = [][]string{{"7", "five"}, {"0", "minus"}, {"7", "five-again"}, {"2", "zero"}}
+		for _, bad := range []string{"-1", "100000"} {
+			_, stderr, code := run(t, e, "queue", "put", "--priority", bad, "/pq", "v")
+			if code != exitUsage || !strings.Contains(stderr, "0 to 99999") {
+				t.Fatalf("put --priority %s on etcd: exit %d %q, want %d naming the range", bad, code, stderr, exitUsage)
+			}
+		}
+	}
+	for _, x := range puts {
 		if _, stderr, code := run(t, e, "queue", "put", "--priority", x[0], "/pq", x[1]); code != 0 {
 			t.Fatalf("put --priority %s: %d %q", x[0], code, stderr)
 		}
@@ -52,5 +69,51 @@ func queueKindsRun(t *testing.T, e []string) {
 		if _, _, code := run(t, e, bad...); code != exitUsage {
 			t.Fatalf("baton %v: exit %d, want %d", bad, code, exitUsage)
 		}
+	}
+}
+
+// `baton queue take --priority` takes what etcd's recipe.PriorityQueue
+// enqueued, and etcd's Dequeue takes what `baton queue put --priority`
+// put, lowest priority first: one queue in etcd's layout.
+func TestQueuePriorityEtcdRecipe(t *testing.T) {
+	t.Parallel()
+	addr := sharedEtcd(t)
+	e := env("BATON_STORE=etcd://" + addr)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	const name = "/pq-recipe"
+	eq := recipe.NewPriorityQueue(cli, name)
+	if err := eq.Enqueue("etcd-3", 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, e, "queue", "put", "--priority", "1", name, "baton-1"); code != 0 {
+		t.Fatalf("put: %d %q", code, stderr)
+	}
+	if err := eq.Enqueue("etcd-0", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, e, "queue", "put", "--priority", "2", name, "baton-2"); code != 0 {
+		t.Fatalf("put: %d %q", code, stderr)
+	}
+	for i, want := range []string{"etcd-0", "baton-1", "baton-2", "etcd-3"} {
+		var got string
+		if i%2 == 0 {
+			out, stderr, code := run(t, e, "queue", "take", "--priority", name)
+			if code != 0 {
+				t.Fatalf("take: %d %q", code, stderr)
+			}
+			got = strings.TrimSuffix(out, "\n")
+		} else if got, err = eq.Dequeue(); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("item %d: %q, want %q", i, got, want)
+		}
+	}
+	if out, _, code := run(t, e, "queue", "len", "--priority", name); code != 0 || out != "0\n" {
+		t.Fatalf("len after all: %d %q", code, out)
 	}
 }

@@ -59,6 +59,8 @@ func harnessSpread(t *testing.T, name string, endpoints []string, base clientv3.
 		// The queue load tests run at full size (1,000 items) now that
 		// the test server runs outside the race detector.
 		LoadScale: 1,
+		// Priority queue items are in etcd's recipes layout.
+		MaxPriority: etcd.MaxPriority,
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
 			if ttl == 0 {
 				ttl = testTTL
@@ -204,6 +206,12 @@ func TestConformanceSecure(t *testing.T) {
 		func() error { _, err := root.RoleAdd(ctx, "baton-test"); return err },
 		func() error {
 			_, err := root.RoleGrantPermission(ctx, "baton-test", "/baton/", clientv3.GetPrefixRangeEnd("/baton/"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		// A PriorityQueue's puts write etcd's base keys __NAME/<priority>
+		// too (docs/etcd.md).
+		func() error {
+			_, err := root.RoleGrantPermission(ctx, "baton-test", "__/baton/", clientv3.GetPrefixRangeEnd("__/baton/"), clientv3.PermissionType(clientv3.PermReadWrite))
 			return err
 		},
 		func() error { _, err := root.UserAdd(ctx, user, pw); return err },
