@@ -65,8 +65,9 @@
 //     was cut off) or another library's holder (redsync) deleted it.
 //     Waiters look again when the holder's key expires, so none waits
 //     past it. TryLock takes a free lock whatever the line. (A Redlock
-//     waiter takes a free master only if it is first in that master's
-//     line; a Redlock's first attempt, SET NX, takes any free master.)
+//     waiter takes a free master only if no live waiter in that master's
+//     line asked before it; a Redlock's first attempt, SET NX, takes any
+//     free master.)
 //   - A waiter that died keeps its place until its entry's deadline (one
 //     ttl after its last refresh); a release before then may hand it the
 //     lock, which is then held by nobody until its ttl runs out. The line
@@ -75,8 +76,11 @@
 //     same on every master, so every master hands the lock to the same
 //     waiter; FIFO across clients holds up to their clock skew. A master
 //     that missed a waiter's join (down, or restarted empty) may hand its
-//     key to another: a waiter without a majority gives back what it got
-//     and asks again a few milliseconds later.
+//     key to another: a waiter without a majority keeps what it got and
+//     looks again after about the per-instance timeout, and a waiter that
+//     finds its own key on a master where an earlier waiter is in line
+//     hands it on to that waiter, so the earliest waiter ends up with the
+//     majority.
 //
 // A hand-off is a grant like any other: the new holder counts its
 // validity from the send time of its last request that found it still in

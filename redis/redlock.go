@@ -38,23 +38,32 @@ const noQuorumRounds = 3
 // validity; the lease ends as lost otherwise. The key and its value are
 // those of redsync, which contends with it.
 //
-// Waiting: when the lock is taken, Lock joins K's line on every master
-// (as Mutex does on one), with the same ticket on all of them, its
+// Waiting: when the lock is taken, Lock joins K's line on every
+// master (as Mutex does on one), with the same ticket on all of them, its
 // client's clock in microseconds when it first asked: every master orders
 // the same waiters the same way, and a release, which on each master
 // hands the key to the first live waiter in line and publishes to it
-// alone, hands all masters to the same waiter; a waiter that finds a
-// master free takes it only if it is first in that master's line. That
-// waiter holds once a majority of masters told it so, with validity
-// counted from its last round; it asks no further. No waiter polls, and
-// votes do not split among waiters (FIFO up to the clocks of the
-// clients). A waiter that won before every master handed over leaves
-// those lines when it unlocks. Contenders that
-// arrive at a free lock at once can still split the vote: they give back
-// what they got and retry after a few random milliseconds. A waiter also
-// looks again every ttl/3 (refreshing its places) and when the holder's
-// key expires (a holder that crashed, or redsync, which does not hand
-// over).
+// alone, hands all masters to the same waiter. A waiter holds once a
+// majority of masters are its own, with validity counted from its last
+// round; it asks no further. No waiter polls (FIFO up to the clocks of
+// the clients).
+//
+// Split votes: a master's key goes to the earliest ticket among its live
+// waiters. A waiter takes a free master only if no live waiter there
+// asked before it, and a waiter that finds a master's key its own while
+// an earlier waiter is in that line hands the key on to that waiter, as
+// a release would. So when masters handed their keys to different
+// waiters (their lines differed: a join that reached some masters after
+// a release, a restarted master, contenders that arrived at a free lock
+// at once), each waiter keeps what it has, looks again after about the
+// per-instance timeout (less often while it lasts), and later waiters
+// hand their masters to earlier ones: the earliest holds, and nothing is
+// traded back and forth. A waiter that holds by a round leaves the lines
+// it is still in at once (one ZREM each); one that holds by hand-offs
+// leaves those of masters that had not handed over when it unlocks. A
+// waiter also looks again every ttl/3 (refreshing its places) and when
+// the holder's key expires (a holder that crashed, or redsync, which
+// does not hand over).
 //
 // Restart guard: a master whose run_id changed since this process last saw
 // it, or that has been up for less than a ttl, does not count toward a
@@ -223,7 +232,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	}()
 	ticket := ""
 	noQuorum := 0 // consecutive rounds with too few answers
-	splits := 0   // rounds that won some votes but not a majority
+	splits := 0   // rounds that got some masters but not a majority
 	first := true
 	timer := time.NewTimer(0)
 	<-timer.C
@@ -256,6 +265,10 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		t := r.count(rs)
 		if l := r.won(value, t, start); l != nil {
+			// Leave the lines we are still in now: a later waiter would
+			// hand us masters there (acquire.lua hands a key on to an
+			// earlier waiter), which a holder has no use for.
+			r.leave(ctx, at)
 			r.lines = at
 			return l, nil
 		}
@@ -278,11 +291,6 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-		} else if slices.Contains(t.mine, true) {
-			// Some votes but not a majority: give them back (to the next
-			// in line there) and stay in the other lines.
-			splits++
-			r.release(ctx, value, t.mine, nil)
 		}
 		// Too few answers: fail fast when the silent masters refused us
 		// (down); masters that merely timed out may be slow, so Lock keeps
@@ -316,20 +324,18 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		case t.guarded > 0 || noQuorum > 0:
 			wait = r.ttl / 20
 		case slices.Contains(t.mine, true):
-			wait = min(time.Millisecond*time.Duration(2+2*splits), 20*time.Millisecond)
+			// Some masters are ours, not a majority. We keep them: the
+			// others may be on their way (a release in flight), or held
+			// by a later waiter, which hands them to us when it looks
+			// again, as we hand ours to an earlier one (acquire.lua).
+			// Look again soon, less often while it lasts.
+			splits++
+			wait = min(r.timeout()<<min(splits-1, 5), r.ttl/3)
 			wait = wait/2 + rand.N(wait/2+1)
 		case t.wait >= 0 && t.wait < wait:
 			wait = max(t.wait, time.Millisecond)
 		}
-		if slices.Contains(t.mine, true) {
-			// We just gave back what we had: our places there are gone.
-			for i, m := range t.mine {
-				if m {
-					at[i] = place{}
-				}
-			}
-		}
-		if l := r.await(ctx, value, wake, at, start, wait, timer); l != nil {
+		if l := r.await(ctx, value, wake, at, t, start, wait, timer); l != nil {
 			r.lines = at
 			return l, nil
 		}
@@ -352,9 +358,10 @@ func (r *Redlock) denied(rs []reply, refusals []error) error {
 // await waits up to wait for hand-offs. A master's hand-off counts if it
 // is for the entry our last round left there: the key was set after that
 // round reached the master, so validity counts from the round's start.
-// It returns the lease once a majority of trusted masters handed over in
-// time, nil when it is time to look again.
-func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, at []place, start time.Time, wait time.Duration, timer *time.Timer) *baton.Lease {
+// The masters the round t found ours count too, with their validity. It
+// returns the lease once a majority of trusted masters are ours in time,
+// nil when it is time to look again.
+func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, at []place, t tally, start time.Time, wait time.Duration, timer *time.Timer) *baton.Lease {
 	timer.Reset(wait)
 	defer func() {
 		if !timer.Stop() {
@@ -364,7 +371,8 @@ func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, 
 			}
 		}
 	}()
-	handed := make([]bool, len(at))
+	handed := slices.Clone(t.mine)
+	validity := min(r.ttl, t.pttl)
 	for {
 		select {
 		case w := <-wake:
@@ -388,8 +396,8 @@ func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, 
 			}
 			handed[w.master] = true
 			if r.trusted(handed) >= r.q.majority() {
-				if time.Now().Before(start.Add(r.ttl - drift(r.ttl))) {
-					return r.held(value, start.Add(r.ttl-lossMargin(r.ttl)))
+				if time.Now().Before(start.Add(validity - drift(r.ttl))) {
+					return r.held(value, start.Add(validity-lossMargin(r.ttl)))
 				}
 				return nil
 			}
@@ -471,6 +479,21 @@ func (r *Redlock) listen(ctx context.Context, value string) <-chan handoff {
 		return nil
 	}
 	return out
+}
+
+// leave takes our entries in at out of the masters' lines (one ZREM
+// each, no script), where we have one.
+func (r *Redlock) leave(ctx context.Context, at []place) {
+	if !slices.ContainsFunc(at, func(p place) bool { return p.entry != "" }) {
+		return
+	}
+	r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
+		e := at[slices.Index(r.q.nodes, nd)].entry
+		if e == "" {
+			return reply{}
+		}
+		return reply{err: nd.c.rc.ZRem(ctx, r.k.queue, e).Err()}
+	})
 }
 
 // unlisten drops value's listeners.

@@ -220,3 +220,131 @@ func redlockHandOffs(t *testing.T, ctx context.Context, srvs []*redistest.Server
 	}
 	return wrong, disturbed
 }
+
+// handTo does on one master what a release does for the waiter whose
+// value is v: it pops v's entry from the line, makes v the holder and
+// publishes the hand-off on v's channel. It reports whether v was in line.
+func handTo(ctx context.Context, c *redis.Client, key, v string) (bool, error) {
+	const script = `
+for _, e in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local ev, ttl, ch = string.match(e, '^([^|]+)|%d+|(%d+)|(.+)$')
+  if ev == ARGV[1] then
+    redis.call('ZREM', KEYS[2], e)
+    redis.call('SET', KEYS[1], ev .. '+', 'PX', ttl)
+    redis.call('PUBLISH', ch, e .. ' 0')
+    return 1
+  end
+end
+return 0`
+	n, err := c.Redis().Eval(ctx, script, []string{key, key + ":queue"}, v).Int64()
+	return n == 1, err
+}
+
+// lineValues returns the values in key's line on c, first in line first.
+func lineValues(ctx context.Context, c *redis.Client, key string) []string {
+	es, _ := c.Redis().ZRange(ctx, key+":queue", 0, -1).Result()
+	var vs []string
+	for _, e := range es {
+		v, _, _ := strings.Cut(e, "|")
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// TestRedlockSplitVoteGoesToEarliest: two waiters that were each handed
+// two of five masters (the fifth held by another library's client) do not
+// trade their halves back and forth: the later one yields its masters to
+// the earlier, which holds; the later holds after it. Before, both gave
+// back what they had at the same moment, each to the other, and could do
+// so for as long as they waited.
+func TestRedlockSplitVoteGoesToEarliest(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	admin := dialAll(t, srvs)
+	q := quorum(t, srvs)
+	ctx := within(t, 60*time.Second)
+	const ttl = 3 * time.Second
+	for round := range 3 {
+		key := freshKey(t)
+		// Another library's client holds the key on every master; only
+		// the fifth keeps it.
+		for _, a := range admin {
+			if err := a.Redis().Set(ctx, key, "foreign", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		type result struct {
+			who string
+			l   *redis.Redlock
+		}
+		won := make(chan result, 2)
+		start := func(who string, n int64) {
+			l := redis.NewRedlock(q, key, redis.WithTTL(ttl))
+			go func() {
+				if _, err := l.Lock(ctx); err != nil {
+					if ctx.Err() == nil {
+						t.Error(who, err)
+					}
+					return
+				}
+				won <- result{who, l}
+			}()
+			for _, a := range admin {
+				queued(t, a, key, n)
+			}
+		}
+		start("earlier", 1)
+		start("later", 2)
+		vs := lineValues(ctx, admin[0], key)
+		if len(vs) != 2 {
+			t.Fatalf("line %v", vs)
+		}
+		earlier, later := vs[0], vs[1]
+		for i := range 4 {
+			if err := admin[i].Redis().Set(ctx, key, "foreign", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Masters 0 and 1 go to the later waiter, 2 and 3 to the earlier,
+		// in one moment, as one release whose lines differed would.
+		var wg sync.WaitGroup
+		for i, v := range []string{later, later, earlier, earlier} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if ok, err := handTo(ctx, admin[i], key, v); err != nil || !ok {
+					t.Errorf("hand master %d: %v %v", i, ok, err)
+				}
+			}()
+		}
+		wg.Wait()
+		var first result
+		select {
+		case first = <-won:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: no waiter holds 5 s after a split vote (keys %v)", round, keysOn(ctx, admin, key))
+		}
+		if first.who != "earlier" {
+			t.Fatalf("round %d: the %s waiter held first, want the earlier", round, first.who)
+		}
+		if err := first.l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case next := <-won:
+			if err := next.l.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: the later waiter does not hold 5 s after the earlier released", round)
+		}
+	}
+}
+
+// keysOn lists key's value on every master.
+func keysOn(ctx context.Context, cs []*redis.Client, key string) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Redis().Get(ctx, key).Val())
+	}
+	return out
+}

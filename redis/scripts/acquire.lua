@@ -1,8 +1,8 @@
 -- acquire.lua: take the lock, or join (or keep our place in) its line.
 -- KEYS[1] lock key, KEYS[2] token counter, KEYS[3] line (zset).
 -- ARGV[1] our value (32 hex digits), ARGV[2] lock ttl ms, ARGV[3] "t" to
--- only try, "w" to join the line when not granted, "f" to join it also
--- when the lock is free but others are ahead of us, ARGV[4] "1" to draw a
+-- only try, "w" to join the line when not granted, "f" for Redlock's fair
+-- wait (the key goes to the earliest ticket; see below), ARGV[4] "1" to draw a
 -- fencing token, ARGV[5] our current entry in the line ("" if none),
 -- ARGV[6] our ticket (zset score; "" to take the server time in µs),
 -- ARGV[7] the pub/sub channel that wakes us, ARGV[8] how long our entry
@@ -29,31 +29,60 @@ end
 
 local cur
 if ARGV[3] == 'f' then
-  -- Fair wait (Redlock): a free lock goes only to the first live waiter
-  -- in line (or to anyone when nobody waits), so that every master grants
-  -- the same waiter.
+  -- Fair wait (Redlock): the key goes to the earliest ticket among the
+  -- live waiters in line and us, so that every master grants the same
+  -- waiter. A free key is taken only if no live waiter asked before us;
+  -- a key that is ours already (handed to us, or taken in an earlier
+  -- round) is handed on to such a waiter, as a release would, so that a
+  -- split vote resolves towards the earliest waiter instead of being
+  -- traded back and forth; else its ttl is renewed.
   cur = redis.call('GET', KEYS[1])
-  if not cur then
+  local mine = cur == v or cur == v .. '+'
+  if not cur or mine then
     local t = redis.call('TIME')
     local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    local first = nil
+    local ours = tonumber(ARGV[6]) or math.huge
+    -- The first live entry that is not ours (dead ones are dropped).
+    local ov, oe, os = nil, nil, nil
+    local i = 0
     for _ = 1, 100 do
-      local h = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-      if not h then break end
-      local hv, dl = string.match(h, '^([^|]+)|(%d+)|')
-      if hv and tonumber(dl) >= now then
-        first = hv
+      local r = redis.call('ZRANGE', KEYS[3], i, i, 'WITHSCORES')
+      if #r == 0 then break end
+      local hv, dl = string.match(r[1], '^([^|]+)|(%d+)|')
+      if hv == v then
+        i = i + 1
+      elseif hv and tonumber(dl) >= now then
+        ov, oe, os = hv, r[1], tonumber(r[2])
         break
+      else
+        redis.call('ZREM', KEYS[3], r[1])
       end
-      redis.call('ZREM', KEYS[3], h)
     end
-    if not first then
-      redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
-    elseif first == v then
-      -- Others may wait behind us: mark the value for our release.
+    if ov and (os < ours or (os == ours and ov < v)) then
+      if mine then
+        local ttl, ch = string.match(oe, '^[^|]+|%d+|(%d+)|(.+)$')
+        redis.call('ZREM', KEYS[3], oe)
+        redis.call('SET', KEYS[1], ov .. '+', 'PX', ttl)
+        redis.call('PUBLISH', ch, oe .. ' 0')
+        cur = ov .. '+'
+      else
+        cur = ''
+      end
+    elseif mine then
+      if ov then
+        -- Others wait behind us: mark the value for our release.
+        redis.call('SET', KEYS[1], v .. '+', 'PX', ARGV[2])
+      else
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+      end
+      if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+      local tok = 0
+      if ARGV[4] == '1' then tok = tonumber(redis.call('GET', KEYS[2]) or '0') end
+      return {1, tok, tonumber(ARGV[2])}
+    elseif ov then
       redis.call('SET', KEYS[1], v .. '+', 'PX', ARGV[2])
     else
-      cur = ''
+      redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
     end
   end
 else
