@@ -67,7 +67,10 @@
 //     past it. TryLock takes a free lock whatever the line. (A Redlock
 //     waiter takes a free master only if no live waiter in that master's
 //     line asked before it; a Redlock's first attempt, SET NX, takes any
-//     free master.)
+//     free master, but on a key its Quorum had to wait for when it last
+//     took it, the first attempt joins the lines instead. Likewise a
+//     Mutex's first attempt is a plain SET NX PX unless its Client waited
+//     for that key last time.)
 //   - A waiter that died keeps its place until its entry's deadline (one
 //     ttl after its last refresh); a release before then may hand it the
 //     lock, which is then held by nobody until its ttl runs out. The line

@@ -16,7 +16,8 @@ import (
 // shared by every Redlock on it, to keep a restarted master out of the
 // vote (see Redlock).
 type Quorum struct {
-	nodes []*node
+	nodes  []*node
+	waited waited // keys whose last acquisition here had to wait
 }
 
 type node struct {

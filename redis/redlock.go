@@ -38,7 +38,8 @@ const noQuorumRounds = 3
 // validity; the lease ends as lost otherwise. The key and its value are
 // those of redsync, which contends with it.
 //
-// Waiting: when the lock is taken, Lock joins K's line on every
+// Waiting: when the lock is taken (or was, when this Quorum last took
+// it: then without a SET NX round first), Lock joins K's line on every
 // master (as Mutex does on one), with the same ticket on all of them, its
 // client's clock in microseconds when it first asked: every master orders
 // the same waiters the same way, and a release, which on each master
@@ -233,7 +234,14 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	ticket := ""
 	noQuorum := 0 // consecutive rounds with too few answers
 	splits := 0   // rounds that got some masters but not a majority
-	first := true
+	// A key contended when last taken here: join the lines in the first
+	// round, without trying SET NX alone first.
+	first := try || !r.q.waited.has(r.k.lock)
+	contended := false // a master put us in its line: another held the key
+	if !first {
+		ticket = strconv.FormatInt(time.Now().UnixMicro(), 10)
+		wake = r.listen(ctx, value)
+	}
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
@@ -258,6 +266,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 				switch {
 				case x.err == nil:
 					at[i] = x.g.at // empty when granted
+					contended = contended || at[i].entry != ""
 				case !isTimeout(x.err):
 					at[i] = place{} // refused: a restarted master lost the line
 				}
@@ -270,6 +279,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			// earlier waiter), which a holder has no use for.
 			r.leave(ctx, at)
 			r.lines = at
+			r.q.waited.set(r.k.lock, contended)
 			return l, nil
 		}
 		if err := r.denied(rs, t.refusals); err != nil {
@@ -337,6 +347,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		if l := r.await(ctx, value, wake, at, t, start, wait, timer); l != nil {
 			r.lines = at
+			r.q.waited.set(r.k.lock, contended)
 			return l, nil
 		}
 		if ctx.Err() != nil {

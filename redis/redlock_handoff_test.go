@@ -348,3 +348,53 @@ func keysOn(ctx context.Context, cs []*redis.Client, key string) []string {
 	}
 	return out
 }
+
+// TestRedlockContendedKeyJoinsAtOnce: on a Quorum whose last acquisition
+// of a key had to wait, Lock joins the masters' lines in its first round
+// (no plain SET NX round first).
+func TestRedlockContendedKeyJoinsAtOnce(t *testing.T) {
+	srvs := redistest.StartN(t, 5, redistest.Config{})
+	qh, qw := quorum(t, srvs), quorum(t, srvs)
+	admin := dialAll(t, srvs)
+	ctx := within(t, 30*time.Second)
+	key := freshKey(t)
+	h := redis.NewRedlock(qh, key, redis.WithTTL(rlTTL))
+	wait := func() map[string]int64 {
+		t.Helper()
+		if _, err := h.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		before := allCalls(t, admin)
+		w := redis.NewRedlock(qw, key, redis.WithTTL(rlTTL))
+		got := make(chan error, 1)
+		go func() {
+			_, err := w.Lock(ctx)
+			got <- err
+		}()
+		eventually(t, 10*time.Second, "waiter in every line", func() bool {
+			for _, a := range admin {
+				if a.Redis().ZCard(ctx, key+":queue").Val() != 1 {
+					return false
+				}
+			}
+			return true
+		})
+		joined := delta(before, allCalls(t, admin))
+		if err := h.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return joined
+	}
+	if first := wait(); first["set"] != int64(len(srvs)) {
+		t.Fatalf("a first wait on a fresh key: %v, want a SET NX round first", first)
+	}
+	if again := wait(); again["set"] != 0 {
+		t.Fatalf("a wait on a key this Quorum waited for last time: %v, want no SET NX round", again)
+	}
+}
