@@ -22,7 +22,7 @@ import (
 // an item out until Ack removes it with its claim, so that an item whose
 // consumer dies goes back to the queue (at least once processing); Take
 // claims and acknowledges at once (at most once processing). Either way
-// no two consumers get one item.
+// no two consumers that honour the claims get one item.
 //
 // A PriorityQueue may be used by many goroutines.
 type PriorityQueue struct{ q *itemQueue }
@@ -63,7 +63,9 @@ func (p *PriorityQueue) PollClaim(ctx context.Context) (*Item, error) { return p
 
 // Ack removes a claimed item for good; see ReliableQueue.Ack. On etcd, a
 // consumer of etcd's recipe.PriorityQueue may have taken the item despite
-// the claim: Ack then returns an error wrapping ErrLost and ErrRevoked.
+// the claim (it does not know claims): Ack then returns an error wrapping
+// ErrLost and ErrRevoked, and the item is that consumer's. Take never
+// returns such an item.
 func (p *PriorityQueue) Ack(ctx context.Context, it *Item) error { return p.q.rq.Ack(ctx, it) }
 
 // Release gives a claimed item back; see ReliableQueue.Release.
