@@ -36,7 +36,6 @@ func TestUsageChecks(t *testing.T) {
 		{[]string{"elect", "--requeue", "e"}, "--requeue needs a CMD after --"},
 		{[]string{"lock", "--on-revoke", "kill", "x"}, `--on-revoke "kill": want ignore or term`},
 		{[]string{"lock", "--on-revoke", "term", "--shared", "x"}, "not --shared"},
-		{[]string{"lock", "--on-revoke", "term", "a", "b", "--"}, "--on-revoke term takes one NAME"},
 		{[]string{"revoke", "x", "--", "true"}, "revoke: unexpected CMD"},
 		{[]string{"elect", "--requeue", "--timeout", "1s", "e", "--", "true"}, "it takes no --timeout"},
 		{[]string{"elect", "--requeue", "--observe", "e", "--", "true"}, "--observe takes no CMD"},

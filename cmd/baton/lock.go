@@ -118,7 +118,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	delay := fs.Duration("lock-delay", 0, "after a holder's session ended without a release, keep the lock unavailable this long (Chubby's lock-delay; zk:// and etcd:// only; every client of the lock must use the same)")
-	onRevoke := fs.String("on-revoke", "ignore", "what a revocation request (baton revoke NAME, Curator's Revoker) does: ignore it, or term: stop CMD (as on a loss) and release (zk:// and etcd://, one NAME)")
+	onRevoke := fs.String("on-revoke", "ignore", "what a revocation request (baton revoke NAME, Curator's Revoker) does: ignore it, or term: stop CMD (as on a loss) and release (zk:// and etcd://; with several NAMEs, a request to any of them)")
 	retry, verbose := waitFlags(fs)
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
@@ -129,8 +129,6 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		return usageErr("lock: --on-revoke %q: want ignore or term", *onRevoke)
 	case *onRevoke == "term" && *shared:
 		return usageErr("lock: --on-revoke term is for the writer's lock, not --shared")
-	case *onRevoke == "term" && len(pos) > 1:
-		return usageErr("lock: --on-revoke term takes one NAME")
 	}
 	if *shared && *delay > 0 {
 		return usageErr("lock: --lock-delay is for the writer's lock, not --shared")

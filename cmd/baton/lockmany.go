@@ -18,7 +18,9 @@ import (
 // gets BATON_LOCK (the names in lock order, space-separated), BATON_TOKEN
 // (the first lock's fencing token) and BATON_TOKENS (every lock's token,
 // space-separated, in the order of BATON_LOCK). With spec.try, every NAME
-// is taken only if all are free (MultiLock.TryLock).
+// is taken only if all are free (MultiLock.TryLock); with spec.revocable,
+// a revocation request to any NAME stops CMD (the MultiLock's lease
+// carries its parts' requests).
 func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSpec, timeout, killAfter time.Duration) error {
 	sf, names := l.sf, l.names
 	for i, n := range names {

@@ -11,7 +11,9 @@ import (
 // TestRevoke: `baton revoke NAME` asks the holder to let go. A holder run
 // with --on-revoke term stops CMD (SIGTERM; baton exits with CMD's
 // status) and releases, so the next in line runs; with nobody holding,
-// revoke exits 3; a holder with the default (ignore) keeps the lock.
+// revoke exits 3; a holder of several NAMEs is stopped by a request to any
+// of them and releases them all; a holder with the default (ignore) keeps
+// the lock.
 func TestRevoke(t *testing.T) {
 	t.Parallel()
 	eachStore(t, true, func(t *testing.T, _ testStore, e []string) {
@@ -39,6 +41,20 @@ func TestRevoke(t *testing.T) {
 		}
 		if _, stderr, code := run(t, e, "revoke", "/rv"); code != exitNotHeld || !strings.Contains(stderr, "nobody holds it") {
 			t.Fatalf("revoke with nobody holding: exit %d %q", code, stderr)
+		}
+
+		// Several NAMEs: a request to any one stops CMD and releases all.
+		multi := start(t, e, "lock", "--on-revoke", "term", "/rvm-a", "/rvm-b", "--", "sh", "-c",
+			`trap 'exit 7' TERM; echo ready; while :; do sleep 0.02; done`)
+		multi.waitOutput("ready", 10*time.Second)
+		if _, stderr, code := run(t, e, "revoke", "/rvm-b"); code != 0 {
+			t.Fatalf("revoke /rvm-b: exit %d %q", code, stderr)
+		}
+		if code := multi.wait(10 * time.Second); code != 7 || !strings.Contains(multi.stderr.String(), "revoked on request while CMD ran") {
+			t.Fatalf("revoked multi-lock holder: exit %d, want CMD's 7; stderr %q", code, multi.stderr.String())
+		}
+		if _, stderr, code := run(t, e, "lock", "--try", "/rvm-a", "/rvm-b", "--", "true"); code != 0 {
+			t.Fatalf("after the revoked multi-lock released: --try exit %d %q", code, stderr)
 		}
 
 		plain := start(t, e, "lock", "/rv2", "--", "sh", "-c", "echo ready; exec sleep 30")
