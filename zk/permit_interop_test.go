@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/zktest"
 )
 
 // The permit interop tests run baton's PermitSemaphore against Apache
@@ -30,17 +29,6 @@ func permitPeer(t *testing.T) peer {
 	return javaPeer(t, "PermitPeer", "Curator (javac, libcurator-recipes-java, libguava-java)",
 		"curator-recipes.jar", "curator-framework.jar", "curator-client.jar",
 		"zookeeper.jar", "zookeeper-jute.jar", "guava.jar", "slf4j-nop.jar")
-}
-
-// startPermits starts the peer on path with n ("shared": read from
-// NAME/permits) and waits until it is ready.
-func startPermits(t *testing.T, ctx context.Context, p peer, path, n string) *running {
-	t.Helper()
-	r := p.start(t, ctx, zktest.Shared(t).Addr(), path, n)
-	if l := r.line(t, ctx); l != "ready" {
-		t.Fatalf("java: %q, want ready", l)
-	}
-	return r
 }
 
 // curatorGot reads the peer's answer to acquire: the node of its lease.
@@ -82,8 +70,9 @@ func testInteropPermitHandOff(t *testing.T, p peer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := startPermits(t, ctx, p, path, "shared")
-	j.expect(t, ctx, "count", "2") // the number baton recorded
+	// Curator reads N from NAME/permits, the number baton recorded.
+	j := startExtras(t, ctx, p, path, "shared")
+	j.expect(t, ctx, "count", "2")
 	j.send(t, "acquire")
 	c1 := curatorGot(t, ctx, j)
 	if got, want := j.do(t, ctx, "leases"), strings.Join([]string{nodeOf(pa.ID), c1}, ","); got != want && got != c1+","+nodeOf(pa.ID) {
@@ -211,7 +200,7 @@ func testInteropPermitMixed(t *testing.T, p peer) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	j := startPermits(t, ctx, p, path, fmt.Sprint(n))
+	j := startExtras(t, ctx, p, path, fmt.Sprint(n))
 	want := map[string]int{}
 	for i := range javaThr {
 		want[fmt.Sprintf("curator%d", i)] = cycles
