@@ -83,13 +83,18 @@ func (sf *storeFlags) parse() (store.URL, error) {
 type flagSet struct {
 	*flag.FlagSet
 	help func()
+	// takesCmd says the command runs a CMD after "--" (its synopsis
+	// shows "-- CMD"): its usage errors hint "put CMD after --".
+	takesCmd bool
 }
 
 // newFlags returns a flag set for a subcommand, with --store and
 // --dial-timeout (and --ttl if withTTL). Parse errors print nothing: the
 // caller prints one line; -h prints the help.
 func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *flagSet {
-	fs := &flagSet{FlagSet: flag.NewFlagSet("baton "+name, flag.ContinueOnError)}
+	// The set's name is the command's ("lock", "queue put"): usage errors
+	// print as "baton: lock: …", with one "baton:".
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), takesCmd: strings.Contains(synopsis, "-- CMD") || strings.Contains(synopsis, "-- [CMD")}
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	if sf != nil {
@@ -144,10 +149,10 @@ func parseArgs(fs *flagSet, args []string) (pos, cmd []string, err error) {
 				return nil, nil, err
 			}
 			hint := ""
-			if cmd == nil && strings.Contains(err.Error(), "flag provided but not defined") {
+			if fs.takesCmd && cmd == nil && strings.Contains(err.Error(), "flag provided but not defined") {
 				hint = "; put CMD after --"
 			}
-			return nil, nil, usageErr("%s: %v (see %s -h%s)", fs.Name(), err, fs.Name(), hint)
+			return nil, nil, usageErr("%s: %v (see baton %s -h%s)", fs.Name(), err, fs.Name(), hint)
 		}
 		rest = fs.Args()
 		if len(rest) == 0 {
@@ -163,7 +168,7 @@ func parseArgs(fs *flagSet, args []string) (pos, cmd []string, err error) {
 		}
 		if g, ok := f.Value.(flag.Getter); ok {
 			if d, ok := g.Get().(time.Duration); ok && d < 0 && bad == nil {
-				bad = usageErr("%s: --%s %v: must not be negative", strings.TrimPrefix(fs.Name(), "baton "), f.Name, d)
+				bad = usageErr("%s: --%s %v: must not be negative", fs.Name(), f.Name, d)
 			}
 		}
 	})
@@ -229,6 +234,9 @@ func oneName(fs *flagSet, pos []string) (string, error) {
 	if len(pos) != 1 {
 		if len(pos) == 0 {
 			return "", usageErr("%s: missing NAME", fs.Name())
+		}
+		if !fs.takesCmd {
+			return "", usageErr("%s: unexpected arguments %q (one NAME; see baton %s -h)", fs.Name(), strings.Join(pos[1:], " "), fs.Name())
 		}
 		return "", usageErr("%s: unexpected arguments %q (put CMD after --)", fs.Name(), strings.Join(pos[1:], " "))
 	}

@@ -151,7 +151,7 @@ func (m *Main) usage(w io.Writer) {
 		"(CMD's group got SIGTERM, then SIGKILL after --kill-after, and SIGKILL from the watchdog at the\n"+
 		"loss deadline at the latest, even if baton was killed or stopped); 2 usage; 1 store unreachable\n"+
 		"or other failure.\n"+
-		"Run 'baton COMMAND -h' for a command's flags.\n", defaultStore)
+		"Run 'baton COMMAND -h' (or 'baton help COMMAND') for a command's flags.\n", defaultStore)
 }
 
 // Run runs the subcommand named by args[0].
@@ -161,7 +161,14 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return exitWith(exitUsage, nil)
 	}
 	switch args[0] {
-	case "-h", "--help", "-help", "help":
+	case "help":
+		if len(args) > 1 && args[1] != "-h" && args[1] != "--help" {
+			// baton help VERB… is baton VERB… -h.
+			return m.Run(ctx, append(append([]string{}, args[1:]...), "-h"))
+		}
+		m.usage(m.Stdout)
+		return nil
+	case "-h", "--help", "-help":
 		m.usage(m.Stdout)
 		return nil
 	case "--version", "-version", "version":
