@@ -168,8 +168,16 @@ func TestLockTry(t *testing.T) {
 		if _, stderr, code := run(t, e, "lock", "--try", "/try", "--", "true"); code != 0 {
 			t.Fatalf("free lock: exit %d %q", code, stderr)
 		}
+		// --timeout bounds the wait behind a holder: a free lock is taken
+		// even with 1ns.
+		if _, stderr, code := run(t, e, "lock", "--timeout", "1ns", "/try", "--", "true"); code != 0 {
+			t.Fatalf("--timeout 1ns on a free lock: exit %d %q", code, stderr)
+		}
 		holder := start(t, e, "lock", "/try")
 		holder.waitOutput("BATON_LOCK=/try", 10*time.Second)
+		if _, stderr, code := run(t, e, "lock", "--timeout", "1ns", "/try", "--", "true"); code != exitTimeout || !strings.Contains(stderr, "lock /try: not acquired within 1ns") {
+			t.Fatalf("--timeout 1ns on a held lock: exit %d stderr %q", code, stderr)
+		}
 		began := time.Now()
 		_, stderr, code := run(t, e, "lock", "--try", "/try", "--", "true")
 		if code != exitTimeout || !strings.Contains(stderr, "lock /try: not free (--try): already held by another") {

@@ -115,7 +115,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--kill-after 10s] [--lock-delay D] [--on-revoke ignore|term] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
 	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain 'baton lock' (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
-	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
+	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long of waiting in line; a free lock is taken whatever D; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	delay := fs.Duration("lock-delay", 0, "after a holder's session ended without a release, keep the lock unavailable this long (Chubby's lock-delay; zk:// and etcd:// only; every client of the lock must use the same)")
 	onRevoke := fs.String("on-revoke", "ignore", "what a revocation request (baton revoke NAME, Curator's Revoker) does: ignore it, or term: stop CMD (as on a loss) and release (zk:// and etcd://; with several NAMEs, a request to any of them)")
@@ -168,11 +168,14 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		return err
 	}
 	defer l.close()
-	h, err := waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) {
-		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) {
-			return lockOn(ctx, s, name, spec)
+	h, err := m.takeFree(ctx, sigs, l, name, spec, *timeout)
+	if errors.Is(err, baton.ErrLocked) {
+		h, err = waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) {
+			return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) {
+				return lockOn(ctx, s, name, spec)
+			})
 		})
-	})
+	}
 	if err != nil {
 		if *try && errors.Is(err, baton.ErrLocked) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not free (--try): %w", name, err))
@@ -186,6 +189,25 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	l.held(h.expiry)
 	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
 	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, *killAfter)
+}
+
+// takeFree is --timeout's first step: a lock that is free is taken
+// whatever the timeout (even 1ns), so --timeout bounds only the wait in
+// line behind a holder, never the round trips to a free lock. It returns
+// an error satisfying errors.Is(err, baton.ErrLocked) when the lock is not
+// free (or there is no --timeout, or --try already answers at once): then
+// the caller waits in line.
+func (m *Main) takeFree(ctx context.Context, sigs *signals, l *line, name string, spec lockSpec, timeout time.Duration) (acquired, error) {
+	if timeout <= 0 || spec.try {
+		return acquired{}, baton.ErrLocked
+	}
+	try := spec
+	try.try = true
+	return waitFor(ctx, sigs, 0, func(ctx context.Context) (acquired, error) {
+		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) {
+			return lockOn(ctx, s, name, try)
+		})
+	})
 }
 
 // needs is what openFor insists on for `lock` as spec says: a read lock
