@@ -31,9 +31,11 @@ import (
 // process) writes the new time to live into the lease node; the holder
 // finds it when its time runs out and counts the new time to live from
 // then, so an extended permit lasts at least the new time to live from
-// the extension. An extension that lands while the holder is deleting the
-// expired permit is lost with the permit (Extend returns nil): query the
-// permit to be sure.
+// the extension. Expiry and extension race safely: the holder marks the
+// permit expired by a write at the version of the node it read, and
+// Extend writes at the version it read, so exactly one of the two lands:
+// an Extend that returns nil has extended a permit that then lasts the
+// new time to live, and one that comes too late returns ErrNotFound.
 //
 // A PermitSemaphore may be used by many goroutines.
 type PermitSemaphore struct {
@@ -78,6 +80,9 @@ type permitJSON struct {
 	PermitTTLms int64 `json:"permit_ttl_ms"`
 	PermitAtMs  int64 `json:"permit_at_ms"`
 	Gen         int64 `json:"permit_gen"`
+	// Expired is set by the holder, at the version it read, before it
+	// ends an expired permit.
+	Expired bool `json:"permit_expired,omitempty"`
 }
 
 // NewPermitSemaphore returns a semaphore of n expiring permits on name (a
@@ -133,15 +138,27 @@ func (pm *Permit) expire(h *nodeHold, deadline time.Time) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		data, _, err := h.s.conn.Get(ctx, h.node.Path)
-		cancel()
-		if err == nil {
-			if rec, ok := parsePermit(data); ok && rec.Gen != gen && rec.PermitTTLms > 0 {
+		data, n, err := h.s.conn.Get(ctx, h.node.Path)
+		if rec, ok := parsePermit(data); err == nil && ok {
+			if rec.Gen != gen {
+				cancel()
 				gen = rec.Gen
 				deadline = time.Now().Add(time.Duration(rec.PermitTTLms) * time.Millisecond)
 				continue
 			}
+			// Mark it expired at the version read: an Extend that
+			// wrote since makes this fail, and is read again; one
+			// that read before fails on this write (ErrNotFound).
+			rec.Expired = true
+			b, _ := json.Marshal(rec)
+			err = h.s.conn.Commit(ctx, Node{}, Op{Kind: OpSet, Node: n, Data: b, IfVersion: true})
+			if errors.Is(err, ErrConflict) {
+				cancel()
+				deadline = time.Now()
+				continue
+			}
 		}
+		cancel()
 		// Expired, or its node unreadable: tell the holder first, then
 		// give the permit back.
 		h.end(fmt.Errorf("%w: %w: %s", ErrLost, ErrPermitExpired, pm.ID))
@@ -218,23 +235,37 @@ func (p *PermitSemaphore) Extend(ctx context.Context, id string, ttl time.Durati
 		return err
 	}
 	c := p.m.s.conn
-	data, got, err := c.Get(ctx, n.Path)
-	if err == nil && got.Token != n.Token {
-		err = fmt.Errorf("%w: permit %s", ErrNotFound, id)
-	}
-	if err != nil {
+	for try := 1; ; try++ {
+		data, got, err := c.Get(ctx, n.Path)
+		if err == nil && got.Token != n.Token {
+			err = fmt.Errorf("%w: permit %s", ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		rec, ok := parsePermit(data)
+		if !ok {
+			return fmt.Errorf("%w: %s is no expiring permit (a Semaphore's or a peer's lease)", ErrIncompatible, id)
+		}
+		if rec.Expired {
+			return fmt.Errorf("%w: permit %s expired", ErrNotFound, id)
+		}
+		// At the version read: the holder marking it expired, or
+		// another Extend, wrote since: read it again.
+		err = c.Commit(ctx, got, Op{Kind: OpSet, Node: got, Data: permitData(data, ttl, rec.Gen+1), IfVersion: true})
+		switch {
+		case errors.Is(err, ErrGuard):
+			return fmt.Errorf("%w: permit %s: %w", ErrNotFound, id, err)
+		case errors.Is(err, ErrConflict) && try < extendTries:
+			continue
+		}
 		return err
 	}
-	rec, ok := parsePermit(data)
-	if !ok {
-		return fmt.Errorf("%w: %s is no expiring permit (a Semaphore's or a peer's lease)", ErrIncompatible, id)
-	}
-	err = c.Commit(ctx, got, Op{Kind: OpSet, Node: got, Data: permitData(data, ttl, rec.Gen+1)})
-	if errors.Is(err, ErrGuard) {
-		return fmt.Errorf("%w: permit %s: %w", ErrNotFound, id, err)
-	}
-	return err
 }
+
+// extendTries bounds the reads of an Extend that keeps colliding with
+// other writers of the permit (other Extends).
+const extendTries = 10
 
 // ReleaseID releases the permit id from any process: its node is deleted,
 // and its holder's Lease ends (ErrLost, ErrRevoked). A permit already gone
