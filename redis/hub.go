@@ -102,6 +102,25 @@ func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 	}
 }
 
+// listenNow registers a waiter for value whose payloads go to forward
+// (see listener), if the hub's channel is subscribed now: no I/O, no
+// waiting. It returns nil otherwise (listen then subscribes).
+func (h *hub) listenNow(value string, forward func(string)) *listener {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.ps == nil {
+		return nil
+	}
+	select {
+	case <-h.ready:
+	default:
+		return nil
+	}
+	l := &listener{C: make(chan string, 1), value: value, h: h, forward: forward}
+	h.waiters[value] = l
+	return l
+}
+
 // Close stops listening.
 func (l *listener) Close() {
 	l.h.mu.Lock()

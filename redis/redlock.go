@@ -369,9 +369,10 @@ func (r *Redlock) denied(rs []reply, refusals []error) error {
 // await waits up to wait for hand-offs. A master's hand-off counts if it
 // is for the entry our last round left there: the key was set after that
 // round reached the master, so validity counts from the round's start.
-// The masters the round t found ours count too, with their validity. It
-// returns the lease once a majority of trusted masters are ours in time,
-// nil when it is time to look again.
+// The masters the round t found ours count too, with their validity. A
+// master's entry in at is cleared when it hands over (the release popped
+// it). It returns the lease once a majority of trusted masters are ours
+// in time, nil when it is time to look again.
 func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, at []place, t tally, start time.Time, wait time.Duration, timer *time.Timer) *baton.Lease {
 	timer.Reset(wait)
 	defer func() {
@@ -406,6 +407,7 @@ func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, 
 				timer.Reset(r.timeout())
 			}
 			handed[w.master] = true
+			at[w.master] = place{} // popped by the hand-off
 			if r.trusted(handed) >= r.q.majority() {
 				if time.Now().Before(start.Add(validity - drift(r.ttl))) {
 					return r.held(value, start.Add(validity-lossMargin(r.ttl)))
@@ -459,9 +461,26 @@ func (r *Redlock) trusted(set []bool) int {
 // nil if no master's hub confirmed.
 func (r *Redlock) listen(ctx context.Context, value string) <-chan handoff {
 	out := make(chan handoff, 2*len(r.q.nodes))
+	forward := func(i int) func(string) {
+		return func(msg string) {
+			w := handoff{master: i, msg: msg}
+			if msg == "" {
+				w.master = -1
+			}
+			select {
+			case out <- w:
+			default:
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	var ok atomic.Bool
 	for i, nd := range r.q.nodes {
+		// Once a hub is subscribed, registering is no I/O: no goroutine.
+		if nd.c.hub.listenNow(value, forward(i)) != nil {
+			ok.Store(true)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -472,16 +491,7 @@ func (r *Redlock) listen(ctx context.Context, value string) <-chan handoff {
 				return
 			}
 			ok.Store(true)
-			l.setForward(func(msg string) {
-				w := handoff{master: i, msg: msg}
-				if msg == "" {
-					w.master = -1
-				}
-				select {
-				case out <- w:
-				default:
-				}
-			})
+			l.setForward(forward(i))
 		}()
 	}
 	wg.Wait()
