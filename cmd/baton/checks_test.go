@@ -156,7 +156,8 @@ func TestQueueVerbs(t *testing.T) {
 }
 
 // TestLockTry: --try takes a free lock and exits 75 at once on a held one,
-// on every store.
+// and --timeout 1ns takes what is free (one lock, several, a semaphore's
+// lease) and exits 75 on what is held, on every store.
 func TestLockTry(t *testing.T) {
 	t.Parallel()
 	eachStore(t, false, func(t *testing.T, st testStore, e []string) {
@@ -170,13 +171,22 @@ func TestLockTry(t *testing.T) {
 		}
 		// --timeout bounds the wait behind a holder: a free lock is taken
 		// even with 1ns.
-		if _, stderr, code := run(t, e, "lock", "--timeout", "1ns", "/try", "--", "true"); code != 0 {
-			t.Fatalf("--timeout 1ns on a free lock: exit %d %q", code, stderr)
+		for _, args := range [][]string{{"lock", "/try"}, {"lock", "/try", "/try-b"}, {"semaphore", "-n", "1", "/try-sem"}} {
+			if args[0] == "semaphore" && !st.sessions {
+				continue
+			}
+			args = append([]string{args[0], "--timeout", "1ns"}, args[1:]...)
+			if _, stderr, code := run(t, e, append(args, "--", "true")...); code != 0 {
+				t.Fatalf("%q on what is free: exit %d %q", args, code, stderr)
+			}
 		}
 		holder := start(t, e, "lock", "/try")
 		holder.waitOutput("BATON_LOCK=/try", 10*time.Second)
 		if _, stderr, code := run(t, e, "lock", "--timeout", "1ns", "/try", "--", "true"); code != exitTimeout || !strings.Contains(stderr, "lock /try: not acquired within 1ns") {
 			t.Fatalf("--timeout 1ns on a held lock: exit %d stderr %q", code, stderr)
+		}
+		if _, stderr, code := run(t, e, "lock", "--timeout", "1ns", "/try", "/try-b", "--", "true"); code != exitTimeout || !strings.Contains(stderr, "not acquired within 1ns") {
+			t.Fatalf("--timeout 1ns on a held lock and a free one: exit %d stderr %q", code, stderr)
 		}
 		began := time.Now()
 		_, stderr, code := run(t, e, "lock", "--try", "/try", "--", "true")

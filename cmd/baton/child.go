@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/batonhq/baton"
 )
 
 // signals catches SIGINT, SIGTERM and SIGHUP for the whole command, so
@@ -105,6 +107,21 @@ func waitFor[T any](ctx context.Context, sigs *signals, timeout time.Duration, g
 			}
 		}
 	}
+}
+
+// waitForFree is waitFor whose timeout spares what is free: with a
+// positive timeout it first runs try (which answers at once, taking what is
+// free) unbounded by the timeout, and waits with wait, bounded, only if try
+// says baton.ErrLocked. So --timeout bounds the wait behind holders, never
+// the round trips that take a free lock: --timeout 1ns takes a free one.
+func waitForFree[T any](ctx context.Context, sigs *signals, timeout time.Duration, try, wait func(context.Context) (T, error)) (T, error) {
+	if timeout > 0 {
+		v, err := waitFor(ctx, sigs, 0, try)
+		if !errors.Is(err, baton.ErrLocked) {
+			return v, err
+		}
+	}
+	return waitFor(ctx, sigs, timeout, wait)
 }
 
 // childResult says how CMD ended.

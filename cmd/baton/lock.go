@@ -168,14 +168,16 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		return err
 	}
 	defer l.close()
-	h, err := m.takeFree(ctx, sigs, l, name, spec, *timeout)
-	if errors.Is(err, baton.ErrLocked) {
-		h, err = waitFor(ctx, sigs, *timeout, func(ctx context.Context) (acquired, error) {
+	inLine := func(spec lockSpec) func(context.Context) (acquired, error) {
+		return func(ctx context.Context) (acquired, error) {
 			return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) {
 				return lockOn(ctx, s, name, spec)
 			})
-		})
+		}
 	}
+	free := spec // free: a free lock is taken whatever --timeout
+	free.try = true
+	h, err := waitForFree(ctx, sigs, *timeout, inLine(free), inLine(spec))
 	if err != nil {
 		if *try && errors.Is(err, baton.ErrLocked) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not free (--try): %w", name, err))
@@ -189,25 +191,6 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	l.held(h.expiry)
 	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
 	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, *killAfter)
-}
-
-// takeFree is --timeout's first step: a lock that is free is taken
-// whatever the timeout (even 1ns), so --timeout bounds only the wait in
-// line behind a holder, never the round trips to a free lock. It returns
-// an error satisfying errors.Is(err, baton.ErrLocked) when the lock is not
-// free (or there is no --timeout, or --try already answers at once): then
-// the caller waits in line.
-func (m *Main) takeFree(ctx context.Context, sigs *signals, l *line, name string, spec lockSpec, timeout time.Duration) (acquired, error) {
-	if timeout <= 0 || spec.try {
-		return acquired{}, baton.ErrLocked
-	}
-	try := spec
-	try.try = true
-	return waitFor(ctx, sigs, 0, func(ctx context.Context) (acquired, error) {
-		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) {
-			return lockOn(ctx, s, name, try)
-		})
-	})
 }
 
 // needs is what openFor insists on for `lock` as spec says: a read lock

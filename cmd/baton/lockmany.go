@@ -52,9 +52,14 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSp
 		return err
 	}
 	defer l.close()
-	h, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (acquired, error) {
-		return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) { return lockAll(ctx, s, names, spec) })
-	})
+	inLine := func(spec lockSpec) func(context.Context) (acquired, error) {
+		return func(ctx context.Context) (acquired, error) {
+			return waitInLine(ctx, l, func(ctx context.Context, s *store.Store) (acquired, error) { return lockAll(ctx, s, names, spec) })
+		}
+	}
+	free := spec // free: free locks are taken whatever --timeout
+	free.try = true
+	h, err := waitForFree(ctx, sigs, timeout, inLine(free), inLine(spec))
 	if err != nil {
 		if spec.try && errors.Is(err, baton.ErrLocked) {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not all free (--try): %w", what, err))

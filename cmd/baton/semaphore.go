@@ -15,7 +15,7 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	var sf storeFlags
 	fs := m.newFlags("semaphore", "semaphore -n N [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] [--permit-ttl D] NAME [-- CMD [ARG…]]", &sf, true)
 	n := fs.Int("n", 0, "number of holders allowed at once, recorded with the semaphore: another N is refused (exit 2) while anyone holds or waits, and replaces it once nobody does")
-	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long; 0 waits forever")
+	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long of waiting in line; a free lease is taken whatever D; 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	permitTTL := fs.Duration("permit-ttl", 0, "take an expiring permit (PermitSemaphore) that ends after this long unless extended (baton permit extend); CMD gets its id as BATON_PERMIT")
 	name, argv, err := nameArgs(fs, &sf, args)
@@ -43,7 +43,7 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 		return m.permitHeld(ctx, sigs, s.Session, name, *n, *permitTTL, *timeout, *killAfter, argv)
 	}
 	sem := baton.NewSemaphore(s.Session, name, *n)
-	l, err := waitFor(ctx, sigs, *timeout, sem.Acquire)
+	l, err := waitForFree(ctx, sigs, *timeout, sem.TryAcquire, sem.Acquire)
 	if err != nil {
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("semaphore %s: not acquired within %v", name, *timeout))
