@@ -22,6 +22,7 @@ const (
 	uiPerPage    = 25 // instances per page: each one is read with layout.Read
 	uiMaxPerPage = 100
 	uiMaxEntries = 50  // nodes shown per instance; the rest are counted
+	uiReaders    = 8   // names of a page read at once
 	uiMaxNames   = 1e5 // names listed under the prefix (ZooKeeper children, etcd keys)
 	uiRefresh    = 10 * time.Second
 )
@@ -245,15 +246,31 @@ func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
 		v.Error = fmt.Sprintf("cannot open %s: %v", v.Store, err)
 		return snap
 	}
-	for _, name := range names {
-		src := &sessionSource{s: s, name: name, dial: b.sf.dial}
-		rep, err := src.read(rctx)
-		inst := uiInstance{Report: rep.Report}
+	// The names are read uiReaders at a time: each is several requests
+	// (one a directory), and a page read one name after another spends
+	// most of its time waiting for replies.
+	srcs := make([]*sessionSource, len(names))
+	reps := make([]statusReport, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	turns := make(chan struct{}, uiReaders)
+	for i, name := range names {
+		srcs[i] = &sessionSource{s: s, name: name, dial: b.sf.dial}
+		wg.Add(1)
+		turns <- struct{}{}
+		go func() {
+			defer func() { <-turns; wg.Done() }()
+			reps[i], errs[i] = srcs[i].read(rctx)
+		}()
+	}
+	wg.Wait()
+	for i, name := range names {
+		inst := uiInstance{Report: reps[i].Report}
 		inst.Name = name
-		if err != nil {
-			inst.Error = err.Error()
+		if errs[i] != nil {
+			inst.Error = errs[i].Error()
 		} else {
-			snap.srcs = append(snap.srcs, src)
+			snap.srcs = append(snap.srcs, srcs[i])
 			b.chart.observe(name, inst.Entries, v.At)
 		}
 		inst.Chart = b.chart.view(name, time.Now())
