@@ -25,11 +25,17 @@ func permitRun(t *testing.T, e []string) {
 		}
 		return ps
 	}
-	// A holder whose permit expires is stopped like one that lost it. (The
-	// time to live leaves room for starting the listing process.)
-	const ttl = 4 * time.Second
+	// A holder whose permit expires is stopped like one that lost it.
+	//
+	// The time to live bounds how long a baton process takes to start
+	// and answer (permit list, permit extend) after the holder printed its
+	// permit: that must happen before the permit expires. 4 s was too
+	// short on a loaded machine (load 20 and more: "permit extend: not
+	// found", the permit expired first); 10 s leaves room. The test waits
+	// it out twice, beside the package's other tests.
+	const ttl = 10 * time.Second
 	began := time.Now()
-	a := start(t, e, "semaphore", "-n", "1", "--permit-ttl", ttl.String(), "/p", "--", "sh", "-c", `echo "permit $BATON_PERMIT"; exec sleep 30`)
+	a := start(t, e, "semaphore", "-n", "1", "--permit-ttl", ttl.String(), "/p", "--", "sh", "-c", `echo "permit $BATON_PERMIT"; exec sleep 60`)
 	a.waitOutput("permit ", 10*time.Second)
 	id := strings.TrimSpace(strings.TrimPrefix(a.stdout.String(), "permit "))
 	if ps := list(); len(ps) != 1 || ps[0].ID != id || ps[0].TTLms != ttl.Milliseconds() || ps[0].Waiting {
@@ -47,7 +53,7 @@ func permitRun(t *testing.T, e []string) {
 
 	// Extended from another process, it outlives its first time to live;
 	// released by id, its holder is stopped.
-	b := start(t, e, "semaphore", "-n", "1", "--permit-ttl", ttl.String(), "/p", "--", "sh", "-c", `echo "permit $BATON_PERMIT"; exec sleep 30`)
+	b := start(t, e, "semaphore", "-n", "1", "--permit-ttl", ttl.String(), "/p", "--", "sh", "-c", `echo "permit $BATON_PERMIT"; exec sleep 60`)
 	b.waitOutput("permit ", 10*time.Second)
 	id = strings.TrimSpace(strings.TrimPrefix(b.stdout.String(), "permit "))
 	if _, stderr, code := run(t, e, "permit", "extend", "/p", id, "1m"); code != 0 {
@@ -60,7 +66,7 @@ func permitRun(t *testing.T, e []string) {
 	// The waiter waits past the first time to live: only the extension
 	// keeps it out.
 	waiter := start(t, e, "semaphore", "-n", "1", "--timeout", (ttl + 2*time.Second).String(), "/p", "--", "true")
-	if code := waiter.wait(20 * time.Second); code != exitTimeout {
+	if code := waiter.wait(30 * time.Second); code != exitTimeout {
 		t.Fatalf("waiter behind an extended permit: exit %d, want %d", code, exitTimeout)
 	}
 	if time.Since(extended) < ttl+2*time.Second {
