@@ -212,14 +212,15 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 		// lock on these servers can cost.
 		relay := bench.Target{Impl: "relay floor", Store: st, Factory: &bench.RedisRelay{Addrs: u.Hosts, Password: u.Password},
 			Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
-		contenders = append([]bench.Target{relay}, impls...)
-		if u.Scheme == store.Redis {
-			// The line floor: a fair lock with tokens and its line on the
-			// server, with nothing but the commands that needs.
-			line := bench.Target{Impl: "line floor", Store: st, Factory: bench.RedisLineFloor{Addr: u.Hosts[0], Password: u.Password},
-				Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
-			contenders = append([]bench.Target{relay, line}, impls...)
+		// The line floor: a fair lock (with tokens on one server) and its
+		// line(s) on the server(s), with nothing but the commands that
+		// needs.
+		var lf bench.Factory = bench.RedisLineFloor{Addr: u.Hosts[0], Password: u.Password}
+		if u.Scheme == store.Redlock {
+			lf = bench.RedlockLineFloor{Addrs: u.Hosts, Password: u.Password}
 		}
+		line := bench.Target{Impl: "line floor", Store: st, Factory: lf, Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
+		contenders = append([]bench.Target{relay, line}, impls...)
 	}
 	for _, n := range p.sweep {
 		if n == 8 {

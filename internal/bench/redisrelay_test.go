@@ -54,3 +54,28 @@ func TestRedisLineFloor(t *testing.T) {
 		t.Errorf("%v server requests per acquisition, want at most 9", r.ServerRequestsPerAcq)
 	}
 }
+
+// TestRedlockLineFloor: the Redlock line floor serves its waiters in
+// turn on a majority of three, one holder at a time.
+func TestRedlockLineFloor(t *testing.T) {
+	var addrs []string
+	for _, s := range redistest.StartN(t, 3, redistest.Config{}) {
+		addrs = append(addrs, s.Addr())
+	}
+	tg := Target{Impl: "line floor", Store: "redlock3", Factory: RedlockLineFloor{Addrs: addrs}, Probe: &RedisProbe{Addrs: addrs}}
+	r, err := Run(context.Background(), tg, Config{Workload: "contended", Clients: 4, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Acquisitions == 0 || r.Errors != 0 || r.Overlaps != 0 {
+		t.Fatalf("%d acquisitions, %d errors, %d overlaps (%s)", r.Acquisitions, r.Errors, r.Overlaps, r.Note)
+	}
+	if r.ReacquirePct == nil || *r.ReacquirePct > 10 {
+		t.Errorf("re-acquisition %v, want a hand-off to another client almost always", r.ReacquirePct)
+	}
+	// Per master: the join script (SET NX, ZADD) and the release script
+	// (ZREM, GET, ZPOPMIN, SET, PUBLISH), scripts counted.
+	if r.ServerRequestsPerAcq == nil || *r.ServerRequestsPerAcq > 3*9+0.5 {
+		t.Errorf("%v server requests per acquisition, want at most 9 per master", r.ServerRequestsPerAcq)
+	}
+}

@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// RedlockLineFloor is the contended floor of a fair Redlock whose lines
+// are on the masters, as they must be for clients in different
+// processes: the least such a lock runs per hand-off. A Lock is one
+// script on every master in parallel that takes the key (SET NX PX) or
+// joins a line ordered by the waiter's ticket (ZADD), the same ticket on
+// every master; a release is one script on every master that deletes the
+// key if it holds our value (GET, DEL) or hands it to the first in line
+// (ZPOPMIN, SET, PUBLISH to that waiter's channel). A waiter holds once a
+// majority took or handed it the key. That is 10 requests and 5 hand-off
+// messages per contended acquisition on five masters, as baton's Redlock
+// makes, with none of what keeps the lines alive through failures (entry
+// deadlines and refreshes, the line's expiry, the server clock, the
+// restart guard, validity): a measuring stick for the contended
+// workload, not a lock. Votes split only when lines differ (at the
+// start); a waiter without a majority after a while gives back what it
+// has and asks again.
+type RedlockLineFloor struct {
+	Addrs    []string
+	Password string
+}
+
+const (
+	// redlockLineJoin: take the key, or join the line by ticket.
+	// KEYS: lock, line. ARGV: value, ttl ms, ticket. Returns 1 if taken.
+	redlockLineJoin = `if redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then return 1 end
+redis.call("zadd", KEYS[2], ARGV[3], ARGV[1]) return 0`
+	// redlockLineRelease: release the key if ours, handing it to the first
+	// in line. Values are "<channel>|<n>". KEYS: lock, line. ARGV: value,
+	// ttl ms.
+	redlockLineRelease = `redis.call("zrem", KEYS[2], ARGV[1])
+if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+local e = redis.call("zpopmin", KEYS[2])
+if #e == 0 then redis.call("del", KEYS[1]) return 1 end
+redis.call("set", KEYS[1], e[1], "PX", ARGV[2])
+redis.call("publish", string.match(e[1], "^(.*)|"), e[1])
+return 1`
+)
+
+var (
+	redlockLineJoinScript    = goredis.NewScript(redlockLineJoin)
+	redlockLineReleaseScript = goredis.NewScript(redlockLineRelease)
+)
+
+// redlockLineSplit is how long a waiter with some masters but not a
+// majority waits before giving them back.
+const redlockLineSplit = 200 * time.Millisecond
+
+// Open connects one client per master and subscribes the client's
+// channel on each.
+func (f RedlockLineFloor) Open(ctx context.Context) (Client, error) {
+	c := &redlockLineClient{msgs: make(chan redlockLineMsg, 64)}
+	c.ch = fmt.Sprintf("redlockfloor:%p", c)
+	for i, a := range f.Addrs {
+		rc := goredis.NewClient(&goredis.Options{Addr: a, Password: f.Password, ContextTimeoutEnabled: true})
+		c.rcs = append(c.rcs, rc)
+		ps := rc.Subscribe(ctx, c.ch)
+		c.pss = append(c.pss, ps)
+		if _, err := ps.Receive(ctx); err != nil { // the subscription's confirmation
+			_ = c.Close(ctx)
+			return nil, err
+		}
+		ch := ps.Channel()
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			for m := range ch {
+				select {
+				case c.msgs <- redlockLineMsg{master: i, payload: m.Payload}:
+				default:
+				}
+			}
+		}()
+	}
+	return c, nil
+}
+
+type redlockLineMsg struct {
+	master  int
+	payload string
+}
+
+type redlockLineClient struct {
+	rcs  []*goredis.Client
+	pss  []*goredis.PubSub
+	ch   string
+	msgs chan redlockLineMsg
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	n    int
+}
+
+// Locker returns a handle; a client's handles must not wait at once (they
+// share its messages).
+func (c *redlockLineClient) Locker(name string) Locker {
+	return &redlockLineLocker{c: c, keys: []string{name, name + ":line"}}
+}
+
+func (c *redlockLineClient) Close(context.Context) error {
+	for _, ps := range c.pss {
+		_ = ps.Close()
+	}
+	for _, rc := range c.rcs {
+		_ = rc.Close()
+	}
+	c.wg.Wait()
+	return nil
+}
+
+type redlockLineLocker struct {
+	c     *redlockLineClient
+	keys  []string
+	value string
+}
+
+func (l *redlockLineLocker) Lock(ctx context.Context) error {
+	ticket := strconv.FormatInt(time.Now().UnixMicro(), 10)
+	for {
+		l.c.mu.Lock()
+		l.c.n++
+		l.value = l.c.ch + "|" + strconv.Itoa(l.c.n)
+		l.c.mu.Unlock()
+		got := make([]bool, len(l.c.rcs))
+		errs := l.each(func(i int, rc *goredis.Client) error {
+			n, err := redlockLineJoinScript.Run(ctx, rc, l.keys, l.value, floorTTL.Milliseconds(), ticket).Int64()
+			got[i] = n == 1
+			return err
+		})
+		if err := errors.Join(errs...); err != nil {
+			return l.giveUp(ctx, err)
+		}
+		if l.wait(ctx, got) {
+			return nil
+		}
+		if err := l.giveUp(ctx, nil); err != nil {
+			return err
+		}
+	}
+}
+
+// wait waits until a majority of masters took or handed us the key; false
+// after a split vote lasted redlockLineSplit, or when ctx ended.
+func (l *redlockLineLocker) wait(ctx context.Context, got []bool) bool {
+	count := func() int {
+		n := 0
+		for _, g := range got {
+			if g {
+				n++
+			}
+		}
+		return n
+	}
+	need := len(got)/2 + 1
+	t := time.NewTimer(redlockLineSplit)
+	defer t.Stop()
+	for count() < need {
+		select {
+		case m := <-l.c.msgs:
+			if m.payload == l.value {
+				got[m.master] = true
+			}
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// giveUp leaves the lines and passes on what we were handed; it returns
+// ctx's error if it ended, else err.
+func (l *redlockLineLocker) giveUp(ctx context.Context, err error) error {
+	uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = l.Unlock(uctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+func (l *redlockLineLocker) Unlock(ctx context.Context) error {
+	return errors.Join(l.each(func(_ int, rc *goredis.Client) error {
+		return redlockLineReleaseScript.Run(ctx, rc, l.keys, l.value, floorTTL.Milliseconds()).Err()
+	})...)
+}
+
+// each runs f on every master in parallel.
+func (l *redlockLineLocker) each(f func(i int, rc *goredis.Client) error) []error {
+	errs := make([]error, len(l.c.rcs))
+	var wg sync.WaitGroup
+	for i, rc := range l.c.rcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i, rc)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
