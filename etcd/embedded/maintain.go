@@ -39,6 +39,8 @@ type MaintenanceStats struct {
 	// Size and SizeInUse are the backend's file size and the part of it
 	// in use after the last round, in bytes.
 	Size, SizeInUse int64
+
+	defragRev int64 // CompactedRev at the last defragmentation
 }
 
 // maintain runs a maintenance round every s.cfg.CompactEvery until ctx is
@@ -88,17 +90,25 @@ func (s *Server) maintainOnce(ctx context.Context, e *embed.Etcd, rev int64) int
 	}
 	be := e.Server.Backend()
 	size, inUse := be.Size(), be.SizeInUse()
-	if free := size - inUse; free > size/2 && free >= defragMinFree {
+	// With the space alarm raised, a compaction since the last
+	// defragmentation is reason enough to defragment: etcd counts the
+	// pages a compaction freed only at a later commit, and with the alarm
+	// refusing every write nothing may commit again, so the free space
+	// measured would not grow and the alarm would stay raised for good.
+	noSpace := s.noSpace(e)
+	free := size - inUse
+	if (free > size/2 && free >= defragMinFree) || (noSpace && st.CompactedRev > st.defragRev) {
 		if err := e.Server.Defragment(); err != nil {
 			lg.Warn("baton maintenance: defragmentation failed", zap.Error(err))
 		} else {
 			st.Defrags++
+			st.defragRev = st.CompactedRev
 			be = e.Server.Backend()
 			size, inUse = be.Size(), be.SizeInUse()
 		}
 	}
 	st.Size, st.SizeInUse = size, inUse
-	if s.noSpace(e) && inUse < quotaBytes(e)/2 {
+	if noSpace && inUse < quotaBytes(e)/2 {
 		_, err := e.Server.Alarm(ctx, &pb.AlarmRequest{
 			Action:   pb.AlarmRequest_DEACTIVATE,
 			MemberID: uint64(e.Server.MemberID()),

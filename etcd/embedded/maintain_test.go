@@ -118,3 +118,50 @@ func TestNoSpaceAlarmDisarmed(t *testing.T) {
 		t.Fatalf("put after the round: %v", err)
 	}
 }
+
+// TestNoSpaceAlarmDisarmedWithoutClients: with the alarm raised and no
+// client writing, so that nothing commits and etcd's measure of the space
+// in use stays where it was before the compaction, maintenance rounds
+// every 100 ms still disarm the alarm: the first finds the revision, the
+// second compacts to it, defragments and disarms. Before, the rounds saw
+// no free space and left the alarm raised for good.
+func TestNoSpaceAlarmDisarmedWithoutClients(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const quota = 2 << 20
+	s, cli := startServer(t, ctx, Config{QuotaBackendBytes: quota})
+	v := strings.Repeat("x", 4096)
+	for i := 0; ; i++ {
+		if i == 4*quota/len(v) {
+			t.Fatal("the quota never filled")
+		}
+		_, err := cli.Put(ctx, "/fill", v)
+		if errors.Is(err, rpctypes.ErrNoSpace) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The rounds serve runs after a restart with maintenance on.
+	s.cfg.CompactEvery = 100 * time.Millisecond
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go s.maintain(mctx, s.etcd, done)
+	defer func() { stop(); <-done }()
+	// Two rounds are enough; ten times that bounds the wait.
+	for st := s.Maintenance(); st.Disarms == 0; st = s.Maintenance() {
+		if st.Rounds >= 20 {
+			t.Fatalf("%d rounds without clients did not disarm the alarm: %+v", st.Rounds, st)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(20 * time.Millisecond): // poll interval
+		}
+	}
+	t.Logf("disarmed: %+v", s.Maintenance())
+	if _, err := cli.Put(ctx, "/after", "ok"); err != nil {
+		t.Fatalf("put after the rounds: %v", err)
+	}
+}
