@@ -16,6 +16,7 @@ import (
 // a permit free after a Release) from a session on another member, which
 // may not have applied it yet when asked.
 func TestConformanceServeCluster(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.StartServeCluster(t, 3)
 	batontest.Run(t, harnessSpread(t, "etcd-serve×3", c.Endpoints(), clientv3.Config{}, true))
 }

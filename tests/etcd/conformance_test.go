@@ -176,7 +176,12 @@ func watchers(t testing.TB, endpoint string) int {
 	return 0
 }
 
+// The three conformance suites (here, on a secure server, on a cluster)
+// run beside each other, each on servers of its own, once the package's
+// other tests are done: most of their time is spent waiting for leases and
+// timeouts.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	batontest.Run(t, harness(t))
 }
 
@@ -189,6 +194,7 @@ func TestConn(t *testing.T) {
 // TLS (client certificates required) and authentication on, every session
 // logged in as a user whose role covers the test prefix only.
 func TestConformanceSecure(t *testing.T) {
+	t.Parallel()
 	ca := testca.New(t, "baton etcd conformance CA")
 	srvCert, client := ca.Issue(t, "server"), ca.Issue(t, "client")
 	srv := etcdtest.StartWith(t, etcdtest.Options{CertFile: srvCert.CertFile, KeyFile: srvCert.KeyFile,
