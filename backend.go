@@ -59,6 +59,13 @@ type Node struct {
 	// equality is meaningful (never order: ZooKeeper's wraps). Listings
 	// need not carry it.
 	Version int64
+	// Dir says the node has or had children (ZooKeeper: a child count or
+	// child version not zero): a directory of other nodes, which may be a
+	// container the server removes once its last child goes (ZooKeeper
+	// does not tell clients which nodes are containers). Barrier.Set
+	// refuses such a node. Only Get need report it; etcd and the memory
+	// store keep no directory nodes that could vanish, and leave it false.
+	Dir bool
 }
 
 // OpKind is what an Op does.

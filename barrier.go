@@ -38,7 +38,12 @@ func NewBarrier(s *Session, name string) *Barrier {
 func (b *Barrier) Name() string { return b.name }
 
 // Set raises the barrier by creating its node. Setting a barrier that is
-// already up is nil.
+// already up is nil. On ZooKeeper a name whose node has or had children
+// (NAME/x was locked, say) is refused with ErrIncompatible: such a node may
+// be the container directory the server removes once it is empty, which
+// would lower the barrier unseen (Curator's DistributedBarrier takes it
+// for a barrier already up). A client cannot tell it from a barrier with
+// nodes under it, so Set refuses both; a barrier wants a name of its own.
 func (b *Barrier) Set(ctx context.Context) error {
 	if b.bad != nil {
 		return b.bad
@@ -47,8 +52,20 @@ func (b *Barrier) Set(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = b.s.conn.Create(ctx, dir, base, nil, 0)
-	if errors.Is(err, ErrExists) {
+	for range 3 { // a directory removed meanwhile: create again
+		_, err = b.s.conn.Create(ctx, dir, base, nil, 0)
+		if !errors.Is(err, ErrExists) {
+			return err
+		}
+		_, n, gerr := b.s.conn.Get(ctx, b.name)
+		switch {
+		case errors.Is(gerr, ErrNotFound):
+			continue
+		case gerr != nil:
+			return gerr
+		case n.Dir:
+			return fmt.Errorf("%w: barrier %s: the name is (or was) the directory of other nodes (a lock or another recipe under it), which ZooKeeper removes once it is empty; give the barrier a name of its own", ErrIncompatible, b.name)
+		}
 		return nil
 	}
 	return err

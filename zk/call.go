@@ -132,6 +132,7 @@ func (c *conn) statNode(path string, st *gozk.Stat) baton.Node {
 		n.Token = st.Czxid
 		n.Version = int64(st.Version)
 		n.Owner = ownerID(st.EphemeralOwner)
+		n.Dir = st.Cversion != 0 || st.NumChildren > 0
 		if st.Ctime > 0 {
 			n.Created = msTime(st.Ctime)
 		}
