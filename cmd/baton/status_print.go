@@ -26,18 +26,19 @@ func nodesOf(kids []layout.Child) []baton.Node {
 // on Redlock a holder counts once it holds a majority of the servers.
 func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.Time) statusReport {
 	rep := layout.Report{Name: name, Entries: []layout.Entry{}}
+	key := redis.KeyOf(name) // the node column names the keys as redis-cli shows them
 	votes := map[string]int{}
 	waiting := map[string]bool{}
 	for _, l := range locks {
 		if l.Holder != "" {
 			votes[l.Holder]++
 			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleHolder, TTL: l.Left, Token: l.Token, Kind: baton.KindLock, Node: name + "@" + l.Server}, l.Holder, now))
+				Role: layout.RoleHolder, TTL: l.Left, Token: l.Token, Kind: baton.KindLock, Node: key + "@" + l.Server}, l.Holder, now))
 		}
 		for i, w := range l.Waiters {
 			waiting[w] = true
 			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleWaiter, TTL: -1, Seq: int64(i + 1), Kind: baton.KindLock, Node: name + ":queue@" + l.Server}, w, now))
+				Role: layout.RoleWaiter, TTL: -1, Seq: int64(i + 1), Kind: baton.KindLock, Node: key + ":queue@" + l.Server}, w, now))
 		}
 	}
 	if len(rep.Entries) > 0 {

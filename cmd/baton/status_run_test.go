@@ -81,6 +81,13 @@ func TestStatusRedis(t *testing.T) {
 				len(rep.Entries) != nodes {
 				t.Fatalf("report %+v", rep)
 			}
+			// NODE names the keys as redis-cli shows them: rs, rs:queue
+			// (the name without its leading /).
+			for _, en := range rep.Entries {
+				if key := map[string]string{"holder": "rs@", "waiter": "rs:queue@"}[en.Role]; !strings.HasPrefix(en.Node, key) {
+					t.Errorf("%s node %q, want the key %s…", en.Role, en.Node, key)
+				}
+			}
 			holder.signal(2)
 			if code := waiter.wait(10 * time.Second); code != 0 {
 				t.Fatalf("waiter exit %d", code)
