@@ -38,6 +38,7 @@ const (
 	WarnEtcdDouble     = "etcd recipes DoubleBarrier layout (NAME/waiters/…): baton's DoubleBarrier counts participants directly under NAME, so neither counts the other's; use one of them per name"
 	WarnEtcdQueue      = "etcd recipes Queue items (NAME/<unix nanos>, persistent): baton's Queue ignores them, while etcd's Queue takes baton's qn- items too, in creation order; use one client's queue per name"
 	FlagKazooCurator   = "unsafe unless set up for it: kazoo node under a Curator-layout path. A kazoo Lock made without extra_lock_patterns=[\"-lock-\"] (a WriteLock without \"__READ__\", \"__WRIT__\"; a ReadLock without \"__WRIT__\") ignores Curator's and baton's nodes and holds beside them; the names look the same either way, so check the kazoo client's code"
+	WarnDirBarrier     = "maybe not a barrier: the node has had children, so it may be the container directory of a lock or another recipe under it, which ZooKeeper removes once empty (a client cannot tell the two apart; baton barrier set refuses such a name)"
 	FlagForeign        = "foreign: no recipe recognises this node; it is ignored"
 )
 
@@ -52,6 +53,9 @@ func Describe(l Listing, now time.Time) Report {
 	if l.Exists && len(l.Dirs[""]) == 0 && len(d.rep.Entries) == 0 {
 		d.rep.BarrierSet = true
 		d.recipe(RecipeBarrier)
+		if l.Dir {
+			d.warn(WarnDirBarrier)
+		}
 	}
 	for i := range d.rep.Entries {
 		d.rep.Entries[i].Pos = i + 1

@@ -50,6 +50,9 @@ type Listing struct {
 	// directory); Data is its data.
 	Exists bool
 	Data   []byte
+	// Dir says the name's node has or had children (baton.Node.Dir): a
+	// set barrier cannot be told from a ZooKeeper container directory.
+	Dir bool
 	// Dirs holds the children of the name ("") and of the directories
 	// recipes keep under it (DirLocks, …), in Seq order.
 	Dirs map[string][]Child
@@ -75,10 +78,10 @@ type LeaseTTLer interface {
 // each node (up to a bound per directory).
 func Read(ctx context.Context, c baton.Conn, store, name string) (Listing, error) {
 	l := Listing{Name: name, Store: store, Dirs: map[string][]Child{}}
-	data, _, err := c.Get(ctx, name)
+	data, n, err := c.Get(ctx, name)
 	switch {
 	case err == nil:
-		l.Exists, l.Data = true, data
+		l.Exists, l.Data, l.Dir = true, data, n.Dir
 	case !errors.Is(err, baton.ErrNotFound):
 		return l, err
 	}
