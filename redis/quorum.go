@@ -114,28 +114,37 @@ type reply struct {
 }
 
 // round runs do on every master in parallel, each bounded by timeout, and
-// marks each answer trusted or not by the restart guard.
+// marks each answer trusted or not by the restart guard. The last master
+// runs on the calling goroutine.
 func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(ctx context.Context, n *node) reply) []reply {
 	out := make([]reply, len(q.nodes))
+	if len(q.nodes) == 0 {
+		return out
+	}
+	ictx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	one := func(i int, n *node) {
+		r := n.check(ictx)
+		if r.err == nil {
+			r = do(ictx, n)
+		}
+		if r.err != nil {
+			r.err = fmt.Errorf("%s: %w", n.c, r.err)
+		} else {
+			r.trusted = n.c.srv.trusted(ttl)
+		}
+		out[i] = r
+	}
 	var wg sync.WaitGroup
-	for i, n := range q.nodes {
+	last := len(q.nodes) - 1
+	for i, n := range q.nodes[:last] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ictx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			r := n.check(ictx)
-			if r.err == nil {
-				r = do(ictx, n)
-			}
-			if r.err != nil {
-				r.err = fmt.Errorf("%s: %w", n.c, r.err)
-			} else {
-				r.trusted = n.c.srv.trusted(ttl)
-			}
-			out[i] = r
+			one(i, n)
 		}()
 	}
+	one(last, q.nodes[last])
 	wg.Wait()
 	return out
 }

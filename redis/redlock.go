@@ -138,9 +138,7 @@ func (r *Redlock) Unlock(ctx context.Context) error {
 func (r *Redlock) free(ctx context.Context, h *liveLock) error {
 	h.stopRenewal()
 	lost := h.lease.Err()
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	err := r.release(rctx, h.value, nil, r.lines)
+	err := r.release(ctx, h.value, nil, r.lines) // even when ctx is done
 	r.lines = nil
 	h.end(baton.ErrNotHeld)
 	h.wait()
