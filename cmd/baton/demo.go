@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,17 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/etcd/embedded"
+	"github.com/batonhq/baton/internal/store"
+)
+
+// The demo's session TTLs unless --ttl says otherwise: short, so that a
+// killed leader's session ends soon. ZooKeeper gets 4s, the shortest
+// session a server with its default tickTime (2000 ms) grants: it refuses
+// 2s, and a 2s session is lost on a busy machine whenever a heartbeat's
+// reply is more than a second late.
+const (
+	demoTTL   = 2 * time.Second
+	demoZKTTL = 4 * time.Second
 )
 
 // demo is `baton demo [--store URL]`: the whole system end to end, on an
@@ -19,16 +31,23 @@ import (
 // promises.
 func (m *Main) demo(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("demo", "demo [--store URL] [--workers 5] [--rounds 6]   (no --store and no $BATON_STORE: an embedded etcd)", &sf, true)
+	fs := m.newFlags("demo", "demo [--store URL] [--workers 5] [--rounds 6] [--ttl 2s, on ZooKeeper 4s]   (no --store and no $BATON_STORE: an embedded etcd)", &sf, true)
 	workers := fs.Int("workers", 5, "lock contenders (election, barrier and queue use up to 4)")
 	rounds := fs.Int("rounds", 6, "acquisitions per lock contender")
 	// The demo embeds its own etcd unless --store or $BATON_STORE names a
 	// store, and uses short sessions so a crash fails over fast.
-	sf.url, sf.ttl = m.Getenv("BATON_STORE"), 2*time.Second
-	fs.Lookup("store").DefValue, fs.Lookup("ttl").DefValue = sf.url, "2s"
+	sf.url, sf.ttl = m.Getenv("BATON_STORE"), demoTTL
+	fs.Lookup("store").DefValue = sf.url
+	ttl := fs.Lookup("ttl")
+	ttl.DefValue, ttl.Usage = demoTTL.String(), fmt.Sprintf("session TTL, 1s to 24h: how long a killed leader keeps leading (%v on ZooKeeper, the shortest its default tickTime grants)", demoZKTTL)
 	pos, argv, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	ttlGiven := false
+	fs.Visit(func(f *flag.Flag) { ttlGiven = ttlGiven || f.Name == "ttl" })
+	if u, err := store.Parse(sf.url); err == nil && u.IsZooKeeper() && !ttlGiven {
+		sf.ttl = demoZKTTL
 	}
 	if len(pos) > 0 || argv != nil {
 		return usageErr("demo: unexpected arguments")
