@@ -86,8 +86,9 @@ func (b *uiBackend) conn(ctx context.Context) (*store.Store, error) {
 		closeStore(b.s)
 		b.s = nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.sf.dial)
-	defer cancel()
+	// store.Open bounds the dial by --dial-timeout itself, and then names
+	// the last connection error (a ctx of the same deadline would end
+	// first and leave only "context deadline exceeded").
 	s, err := store.Open(ctx, b.u, b.sf.options())
 	if err != nil {
 		return nil, err
@@ -233,6 +234,13 @@ func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
 	defer cancel()
 	if !b.u.HasSessions() {
 		b.readRedis(rctx, snap, page, per)
+		return snap
+	}
+	// The session first: opening it names why a store cannot be reached
+	// (refused, no route, TLS wanted) within --dial-timeout, where etcd's
+	// listing would wait out its deadline and say only that it passed.
+	if _, err := b.conn(rctx); err != nil {
+		v.Error = fmt.Sprintf("cannot read %s under %q: %v", v.Store, b.prefix, err)
 		return snap
 	}
 	names, err := b.names(rctx, snap)

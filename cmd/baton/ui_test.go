@@ -226,7 +226,9 @@ func TestUIDeadStore(t *testing.T) {
 	url := startUI(t, e, "--dial-timeout", "500ms")
 	navigate(t, ctx, url)
 	waitDOM(t, ctx, `document.getElementById("error").style.display`, "block", 15*time.Second)
-	if s := domText(t, ctx, `document.getElementById("error").textContent`); !strings.HasPrefix(s, "Store error: cannot read") {
+	// It names why, as the other commands do: the last connection error.
+	if s := domText(t, ctx, `document.getElementById("error").textContent`); !strings.HasPrefix(s, "Store error: cannot read") ||
+		!strings.Contains(s, "connection refused") {
 		t.Fatalf("error text %q", s)
 	}
 }
