@@ -41,8 +41,8 @@ func (m *Main) counter(ctx context.Context, args []string) error {
 	if len(pos) != want {
 		return usageErr("counter %s: want NAME%s", v, map[bool]string{true: " and a number", false: ""}[want == 2])
 	}
-	name := pos[0]
-	if err := checkName(name); err != nil {
+	name, err := cleanName(pos[0]) // canonical: get reads the node itself
+	if err != nil {
 		return err
 	}
 	sf.name = name

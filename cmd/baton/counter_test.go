@@ -8,7 +8,8 @@ import (
 // TestCounter: `baton counter` on a long counter (Curator's
 // DistributedAtomicLong layout) and an int32 one (SharedCount): a missing
 // counter reads 0, add and set print the value after, get reads either
-// layout, and a value out of range is a usage error.
+// layout, and a value out of range is a usage error; NAME follows the one
+// name rule (cnt and /cnt are one counter).
 func TestCounter(t *testing.T) {
 	t.Parallel()
 	eachStore(t, true, func(t *testing.T, _ testStore, e []string) {
@@ -24,6 +25,11 @@ func TestCounter(t *testing.T) {
 			{[]string{"set", "--int32", "/c32", "7"}, "7"},
 			{[]string{"add", "--int32", "/c32", "-8"}, "-1"},
 			{[]string{"get", "/c32"}, "-1"},
+			// A name without its leading / is the same counter (get
+			// read the raw name: ZooKeeper refused it, etcd said 0).
+			{[]string{"get", "cnt"}, "9000000000"},
+			{[]string{"add", "cnt", "1"}, "9000000001"},
+			{[]string{"get", "c32"}, "-1"},
 		} {
 			out, stderr, code := run(t, e, append([]string{"counter"}, step.args...)...)
 			if code != 0 || strings.TrimSpace(out) != step.want {
