@@ -101,7 +101,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 			srv.Addr(), abs, serveModes(cfg, srv), serveStore(cfg, srv))
 	}
 	if ms != nil {
-		fmt.Fprintf(m.Stdout, "baton: metrics (etcd's and baton's) on http://%s/metrics\n", ms.addr)
+		fmt.Fprintf(m.Stdout, "baton: metrics (etcd's and the process's) on http://%s/metrics\n", ms.addr)
 	}
 	if *ui {
 		stopUI, err := m.startServeUI(srv.Addr(), *uiListen, ifElse(*auth, m.Getenv("BATON_AUTH_PASSWORD"), ""))
