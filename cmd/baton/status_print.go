@@ -85,6 +85,14 @@ func redisEntry(e layout.Entry, v string, now time.Time) layout.Entry {
 
 // summary says what the name holds besides its holders and waiters.
 func summary(r layout.Report) string {
+	// A priority or delay queue's items are counted apart from the
+	// others on the name (Report.Items counts them all).
+	items := map[string]int{}
+	for _, e := range r.Entries {
+		if e.Role == layout.RoleItem && (e.Recipe == layout.RecipePriorityQueue || e.Recipe == layout.RecipeDelayQueue) {
+			items[e.Recipe]++
+		}
+	}
 	var parts []string
 	for _, rc := range r.Recipes {
 		switch rc {
@@ -93,11 +101,13 @@ func summary(r layout.Report) string {
 				rc += fmt.Sprintf(" of %d", r.Permits)
 			}
 		case layout.RecipeQueue, layout.RecipeReliableQueue, layout.RecipeKazooQueue, layout.RecipeKazooLocking, layout.RecipeCuratorQueue:
-			rc += fmt.Sprintf(" (%d items", r.Items)
+			rc += fmt.Sprintf(" (%d items", r.Items-items[layout.RecipePriorityQueue]-items[layout.RecipeDelayQueue])
 			if r.Claimed > 0 {
 				rc += fmt.Sprintf(", %d claimed", r.Claimed)
 			}
 			rc += ")"
+		case layout.RecipePriorityQueue, layout.RecipeDelayQueue:
+			rc += fmt.Sprintf(" (%d items)", items[rc])
 		case layout.RecipeBarrier:
 			rc += " (set)"
 		case layout.RecipeDoubleBarrier:
@@ -129,6 +139,15 @@ func printStatus(w io.Writer, rep statusReport) {
 		}
 		if n.Value != "" {
 			id += " value=" + n.Value
+		}
+		if n.Priority != nil {
+			id += fmt.Sprintf(" priority=%d", *n.Priority)
+		}
+		if n.Due != nil {
+			id += " due=" + n.Due.Format(time.RFC3339)
+			if left := time.Until(*n.Due); left > 0 {
+				id += " (in " + left.Round(time.Second).String() + ")"
+			}
 		}
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Pos, n.Role, id, age(n.Age), ttl(n), n.Token, n.Node, strings.Join(n.Flags, "; "))
 	}

@@ -145,6 +145,7 @@ func (d *describer) root() {
 	for _, k := range kids {
 		e := d.entry(k)
 		switch {
+		case d.itemQueue(k, &e):
 		case d.l.Store == StoreEtcd && k.Kind == baton.KindLock && k.Owner == "" && isDecimal(k.Name):
 			// A persistent key named by a time: an item of etcd's
 			// recipe Queue (lock and election keys are leased).

@@ -37,6 +37,8 @@ const (
 	RecipeDoubleBarrier  = "double-barrier"
 	RecipeQueue          = "queue"
 	RecipeReliableQueue  = "reliable-queue"
+	RecipePriorityQueue  = "priority-queue"
+	RecipeDelayQueue     = "delay-queue"
 	RecipeKazooSemaphore = "kazoo-semaphore"
 	RecipeKazooQueue     = "kazoo-queue"
 	RecipeCuratorQueue   = "curator-queue"
@@ -109,6 +111,10 @@ type Entry struct {
 	// Value is an election candidate's value, or a queue item's first
 	// bytes.
 	Value string `json:"value,omitempty"`
+	// Priority is a PriorityQueue item's priority (lower first); Due is
+	// when a DelayQueue item is due, by the putter's clock.
+	Priority *int32     `json:"priority,omitempty"`
+	Due      *time.Time `json:"due,omitempty"`
 	// Session is the owning session (ZooKeeper session id, etcd lease id
 	// in hex), "" for a persistent node.
 	Session string `json:"session,omitempty"`
