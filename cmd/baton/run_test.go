@@ -191,3 +191,23 @@ func TestReadmeNamesEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServeMembersFlagsFirst: serve members takes its flags before the
+// verb too (baton serve --store URL members), as queue and barrier do
+// (before, serve refused --store), and a store it cannot reach is named
+// with the last connection error, not only "context deadline exceeded".
+func TestServeMembersFlagsFirst(t *testing.T) {
+	t.Parallel()
+	dead := "etcd://" + closedPort(t)
+	for _, args := range [][]string{
+		{"serve", "--store", dead, "--dial-timeout", "300ms", "members"},
+		{"serve", "--store", dead, "members", "--dial-timeout", "300ms"},
+	} {
+		var out, errb bytes.Buffer
+		m := &Main{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+		code := m.Exit(m.Run(context.Background(), args))
+		if code != exitFailure || !strings.HasPrefix(errb.String(), "baton: serve members: "+dead) || !strings.Contains(errb.String(), "connection refused") {
+			t.Errorf("baton %q: exit %d stderr %q, want serve members' answer", args, code, errb.String())
+		}
+	}
+}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -17,6 +19,20 @@ import (
 
 // serveSynopsis is serve's usage line.
 const serveSynopsis = "serve [--data-dir DIR] [--listen 127.0.0.1:2379] [--metrics-addr HOST:PORT] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--auth] [--ui [--ui-listen h:p]] [--compaction-interval D] [--quota-backend-bytes SIZE] [--snapshot-count N] [--name N (--initial-cluster N=h:p,… | --cluster FILE | --join URL) [--listen-peer h:p] [--peer-tls-cert F --peer-tls-key F [--peer-tls-ca F]]] | serve members [--store URL]"
+
+// membersVerb is the index of the verb "members" among serve's
+// arguments (before any "--"), or -1.
+func membersVerb(args []string) int {
+	for i, a := range args {
+		switch a {
+		case "--":
+			return -1
+		case "members":
+			return i
+		}
+	}
+	return -1
+}
 
 // serve is `baton serve`: a single-node etcd in this process, the store
 // baton uses by default; with --tls-cert and --tls-key it serves TLS only
@@ -42,6 +58,12 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	var metricsAddr string
 	addMetricsFlag(fs, &metricsAddr)
 	pos, argv, err := parseArgs(fs, args)
+	if i := membersVerb(args); i >= 0 && (err != nil && !errors.Is(err, flag.ErrHelp) || slices.Equal(pos, []string{"members"})) {
+		// The verb after its flags (baton serve --store URL members), as
+		// queue's and barrier's may be: flags serve lacks failed its
+		// parse, or "members" was left over as an argument.
+		return m.serveMembers(ctx, slices.Delete(slices.Clone(args), i, i+1))
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -302,6 +303,11 @@ func (m *Main) serveMembers(ctx context.Context, args []string) error {
 	defer cancel()
 	ms, err := embedded.ListMembers(ctx, eps, tc, u.User, u.Password)
 	if err != nil {
+		if why := dialProbe(u.Hosts); why != nil && errors.Is(err, context.DeadlineExceeded) {
+			// The client says only that its deadline passed: name why,
+			// as the other commands do.
+			err = fmt.Errorf("%w (last connection error: %v)", err, why)
+		}
 		return fmt.Errorf("serve members: %s: %w", u.String(), err)
 	}
 	w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
@@ -318,4 +324,19 @@ func (m *Main) serveMembers(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", name, mb.ID, strings.Join(mb.PeerURLs, ","), strings.Join(mb.ClientURLs, ","), lead)
 	}
 	return w.Flush()
+}
+
+// dialProbe dials each host once (briefly) and returns the last failure,
+// or nil if every one answered.
+func dialProbe(hosts []string) error {
+	var last error
+	for _, h := range hosts {
+		c, err := net.DialTimeout("tcp", h, 500*time.Millisecond)
+		if err != nil {
+			last = err
+			continue
+		}
+		c.Close()
+	}
+	return last
 }
