@@ -6,9 +6,12 @@ replace github.com/batonhq/baton => ../..
 
 replace github.com/batonhq/baton/etcd/embedded => ../../etcd/embedded
 
+replace github.com/batonhq/baton/internal/etcdtest => ../../internal/etcdtest
+
 require (
 	github.com/batonhq/baton v0.0.0-00010101000000-000000000000
 	github.com/batonhq/baton/etcd/embedded v0.0.0-00010101000000-000000000000
+	github.com/batonhq/baton/internal/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.22.1
 	github.com/creack/pty v1.1.24
 	github.com/prometheus/client_golang v1.24.1
