@@ -21,7 +21,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 		"       baton elect --observe [--json] NAME", &sf, true)
 	host, _ := os.Hostname()
 	value := fs.String("value", fmt.Sprintf("%s/%d", host, os.Getpid()), "this candidate's value, shown to observers")
-	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not leader within this long; 0 waits forever")
+	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not leader within this long, counted from the start even when nobody leads (unlike lock and semaphore, which take what is free whatever the timeout); 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	observe := fs.Bool("observe", false, "print one line per leader change instead of campaigning")
 	asJSON := fs.Bool("json", false, "with --observe: JSON lines")
