@@ -56,13 +56,7 @@ func (c *redisRelayClient) Locker(name string) Locker {
 func (c *redisRelayClient) Close(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, ps := range c.pss {
-		_ = ps.Close()
-	}
-	for _, rc := range c.rcs {
-		_ = rc.Close()
-	}
-	c.wg.Wait()
+	closeRedis(c.pss, c.rcs, &c.wg)
 	return nil
 }
 

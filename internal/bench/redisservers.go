@@ -25,6 +25,18 @@ func dialRedis(ctx context.Context, addrs []string, password string) ([]*goredis
 	return rcs, nil
 }
 
+// closeRedis closes a client's subscriptions, then its connections, and
+// waits for the goroutines (wg) that read the subscriptions to end.
+func closeRedis(pss []*goredis.PubSub, rcs []*goredis.Client, wg *sync.WaitGroup) {
+	for _, ps := range pss {
+		_ = ps.Close()
+	}
+	for _, rc := range rcs {
+		_ = rc.Close()
+	}
+	wg.Wait()
+}
+
 // eachRedis runs f on every server, in parallel when there are several.
 func eachRedis(rcs []*goredis.Client, f func(rc *goredis.Client) error) error {
 	if len(rcs) == 1 {

@@ -109,13 +109,7 @@ func (c *redlockLineClient) Locker(name string) Locker {
 }
 
 func (c *redlockLineClient) Close(context.Context) error {
-	for _, ps := range c.pss {
-		_ = ps.Close()
-	}
-	for _, rc := range c.rcs {
-		_ = rc.Close()
-	}
-	c.wg.Wait()
+	closeRedis(c.pss, c.rcs, &c.wg)
 	return nil
 }
 
