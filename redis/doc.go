@@ -29,8 +29,10 @@
 //	            stopped refreshing its place is skipped
 //
 // K:queue vanishes when nobody waits; K:token stays. Each Client
-// subscribes one pub/sub channel of its own, baton:wake:<random>, when one
-// of its locks first has to wait, and keeps it until Close; a release
+// subscribes one pub/sub channel of its own, baton:wake:<random>, on its
+// first Lock (alongside that Lock's first attempt, so that a wait joins
+// the line without waiting for the subscription; TryLock never
+// subscribes), and keeps it until Close; a release
 // that hands the lock to a waiter publishes "<entry> <token>" on that
 // waiter's channel. Lock names ending in :token, :queue, :waiting or
 // :release are refused (the last two were used by earlier versions).

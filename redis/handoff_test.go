@@ -134,11 +134,13 @@ func TestMutexHandOffInRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := commandCalls(t, ch)["subscribe"]; n != 1 {
-		t.Fatalf("%d SUBSCRIBEs for 5 waits on one client, want 1", n)
+	// One SUBSCRIBE per Client that called Lock (sent alongside its first
+	// Lock's first attempt), never one per wait.
+	if n := commandCalls(t, ch)["subscribe"]; n != 2 {
+		t.Fatalf("%d SUBSCRIBEs for 5 waits on one client and 6 holds on another, want 2", n)
 	}
-	if n, _ := ch.Redis().PubSubChannels(ctx, "baton:wake:*").Result(); len(n) != 1 {
-		t.Fatalf("wake channels subscribed: %v, want the waiting client's one", n)
+	if n, _ := ch.Redis().PubSubChannels(ctx, "baton:wake:*").Result(); len(n) != 2 {
+		t.Fatalf("wake channels subscribed: %v, want one per client", n)
 	}
 }
 
@@ -223,9 +225,11 @@ func TestMutexManyLocksOneClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := commandCalls(t, cw)["subscribe"]; n != 1 {
+	// One SUBSCRIBE per Client that called Lock: the holders' and the
+	// waiters'.
+	if n := commandCalls(t, cw)["subscribe"]; n != 2 {
 		l, _ := cw.Redis().ClientList(ctx).Result()
-		t.Fatalf("%d SUBSCRIBEs for %d waiting locks on one client, want 1\n%s", n, locks, l)
+		t.Fatalf("%d SUBSCRIBEs for %d waiting locks on one client and %d held on another, want 2\n%s", n, locks, locks, l)
 	}
 }
 

@@ -62,7 +62,8 @@ func newHub(rc goredis.UniversalClient) *hub {
 // listen registers a waiter for value and returns once the hub's channel
 // is subscribed, so that a grant published after the waiter joins a line
 // is never missed. The first call on a Client subscribes (one round
-// trip); later calls do no I/O while the connection is up. If the server
+// trip) unless prime already has; later calls do no I/O while the
+// connection is up. If the server
 // refuses the subscription (the user's ACL lacks the channel), listen
 // returns that refusal, wrapping baton.ErrPermission, and the next call
 // asks again. Close the listener when done.
@@ -73,11 +74,7 @@ func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 		return nil, errClosed
 	}
 	if h.ps == nil {
-		// The confirmation arrives in run. On error go-redis keeps the
-		// channel and resubscribes when it reconnects.
-		h.ps = h.rc.Subscribe(context.WithoutCancel(ctx))
-		_ = h.ps.Subscribe(ctx, h.name)
-		go h.run(h.ps)
+		h.subscribe(ctx)
 	} else if h.denial.err != nil {
 		// Refused before: ask again (the ACL may have changed).
 		h.denial = &denial{done: make(chan struct{})}
@@ -99,6 +96,28 @@ func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 		return nil, ctx.Err()
 	case <-h.quit:
 		return nil, errClosed
+	}
+}
+
+// subscribe sends the subscription of the hub's channel; the
+// confirmation arrives in run. On error go-redis keeps the channel and
+// resubscribes when it reconnects. h.mu is held and h.ps is nil.
+func (h *hub) subscribe(ctx context.Context) {
+	h.ps = h.rc.Subscribe(context.WithoutCancel(ctx))
+	_ = h.ps.Subscribe(ctx, h.name)
+	go h.run(h.ps)
+}
+
+// prime subscribes the hub's channel if nothing has yet, without waiting
+// for the confirmation: a Lock that may have to wait calls it before its
+// first attempt, so that the subscription's round trip runs alongside
+// that attempt instead of after it. A refusal is reported by the next
+// listen.
+func (h *hub) prime(ctx context.Context) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closed && h.ps == nil {
+		h.subscribe(ctx)
 	}
 }
 

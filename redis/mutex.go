@@ -154,7 +154,12 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	value := newValue(m.ident, m.ttl)
 	if try || !m.c.waited.has(m.k.lock) {
 		// Not contended when last taken here: try a plain SET NX PX with
-		// the token's INCR first, and join the line only if taken.
+		// the token's INCR first, and join the line only if taken. A Lock
+		// subscribes the Client's channel meanwhile (once per Client), so
+		// that joining the line waits for no further round trip.
+		if !try {
+			m.c.hub.prime(ctx)
+		}
 		g, err := m.quick(ctx, value)
 		if err != nil {
 			return nil, m.giveUp(ctx, value, place{}, err)

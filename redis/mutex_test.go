@@ -79,6 +79,10 @@ func TestMutexTryLock(t *testing.T) {
 		t.Fatalf("TryLock on a free lock: %v", err)
 	}
 	_ = b.Unlock(ctx)
+	// TryLock never waits, so it never subscribes the Client's channel.
+	if n := commandCalls(t, c)["subscribe"]; n != 0 {
+		t.Fatalf("%d SUBSCRIBEs after TryLocks only, want 0", n)
+	}
 }
 
 // TestMutexExclusion runs 8 clients, each on its own connection, through

@@ -239,6 +239,13 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if !first {
 		ticket = strconv.FormatInt(time.Now().UnixMicro(), 10)
 		wake = r.listen(ctx, value)
+	} else if !try {
+		// Subscribe the masters' channels (once per Client) alongside the
+		// first round, so that joining the lines waits for no further
+		// round trip.
+		for _, nd := range r.q.nodes {
+			nd.c.hub.prime(ctx)
+		}
 	}
 	timer := time.NewTimer(0)
 	<-timer.C
