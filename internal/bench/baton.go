@@ -61,9 +61,17 @@ func (l *mutexLocker) Lock(ctx context.Context) error {
 
 func (l *mutexLocker) Unlock(ctx context.Context) error { return l.m.Unlock(ctx) }
 
-// LeaseLock is a lock taken by name that returns a release function: the
-// shape of baton's Redis locks, which need no session.
-type LeaseLock func(ctx context.Context, name string) (release func(context.Context) error, err error)
+// LeaseHandle is the handle of a session-less lock (redis.Mutex,
+// redis.Redlock).
+type LeaseHandle interface {
+	Lock(ctx context.Context) (*baton.Lease, error)
+	Unlock(ctx context.Context) error
+}
+
+// LeaseLock returns the handle of the lock named name. A locker makes its
+// handle once and takes it for every cycle, as a program holds a lock
+// handle (and as the peers' lockers hold theirs).
+type LeaseLock func(name string) LeaseHandle
 
 // LeaseFactory opens clients of a session-less lock (Redis, Redlock).
 type LeaseFactory struct {
@@ -86,29 +94,26 @@ type leaseClient struct {
 	close func() error
 }
 
-func (c *leaseClient) Locker(name string) Locker   { return &leaseLocker{c: c, name: name} }
+func (c *leaseClient) Locker(name string) Locker   { return &leaseLocker{h: c.lock(name)} }
 func (c *leaseClient) Close(context.Context) error { return c.close() }
 
 type leaseLocker struct {
-	c       *leaseClient
-	name    string
-	release func(context.Context) error
+	h    LeaseHandle
+	held bool
 }
 
 func (l *leaseLocker) Lock(ctx context.Context) error {
-	rel, err := l.c.lock(ctx, l.name)
-	if err != nil {
+	if _, err := l.h.Lock(ctx); err != nil {
 		return err
 	}
-	l.release = rel
+	l.held = true
 	return nil
 }
 
 func (l *leaseLocker) Unlock(ctx context.Context) error {
-	if l.release == nil {
+	if !l.held {
 		return errors.New("bench: unlock without lock")
 	}
-	rel := l.release
-	l.release = nil
-	return rel(ctx)
+	l.held = false
+	return l.h.Unlock(ctx)
 }

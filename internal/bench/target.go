@@ -83,20 +83,11 @@ func (f urlFactory) Open(ctx context.Context) (Client, error) {
 		return sessionClient{s.Session}, nil
 	}
 	return &leaseClient{
-		lock: func(ctx context.Context, name string) (func(context.Context) error, error) {
-			var lk interface {
-				Lock(ctx context.Context) (*baton.Lease, error)
-				Unlock(ctx context.Context) error
-			}
+		lock: func(name string) LeaseHandle {
 			if s.Quorum != nil {
-				lk = redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL))
-			} else {
-				lk = redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL))
+				return redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL))
 			}
-			if _, err := lk.Lock(ctx); err != nil {
-				return nil, err
-			}
-			return lk.Unlock, nil
+			return redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL))
 		},
 		close: func() error { return s.Close(context.Background()) },
 	}, nil
@@ -118,13 +109,7 @@ func (f urlFactory) direct(ctx context.Context) (Client, error) {
 			return nil, err
 		}
 		return &leaseClient{
-			lock: func(ctx context.Context, name string) (func(context.Context) error, error) {
-				m := redis.NewMutex(c, name, redis.WithTTL(f.o.TTL))
-				if _, err := m.Lock(ctx); err != nil {
-					return nil, err
-				}
-				return m.Unlock, nil
-			},
+			lock:  func(name string) LeaseHandle { return redis.NewMutex(c, name, redis.WithTTL(f.o.TTL)) },
 			close: c.Close,
 		}, nil
 	}
