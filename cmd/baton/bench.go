@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/bench"
 	"github.com/batonhq/baton/internal/store"
 )
@@ -32,6 +34,9 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 		fs.Usage()
 		return usageErr("bench: unexpected arguments %q", strings.Join(pos, " "))
 	}
+	if err := checkBenchFlags(&sf, *clients, *waiters, *locks, *duration); err != nil {
+		return err
+	}
 	list := defaultBenchWorkloads
 	if *workloads != "all" {
 		list = strings.Split(*workloads, ",")
@@ -51,6 +56,9 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 	batonT, floorT, err := bench.Targets(u, sf.options())
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	if err := benchReachable(ctx, u, sf.options()); err != nil {
+		return err
 	}
 	var rs []bench.Result
 	for _, w := range list {
@@ -116,4 +124,49 @@ func benchURL(raw string) (store.URL, error) {
 		return store.URL{Scheme: "memory"}, nil
 	}
 	return store.Parse(raw)
+}
+
+// checkBenchFlags refuses, before anything is dialled, what the workloads
+// would otherwise replace with their defaults without a word: no clients,
+// waiters or locks, no duration, and the durations every command checks.
+func checkBenchFlags(sf *storeFlags, clients, waiters, locks int, duration time.Duration) error {
+	if err := sf.checkDurations(); err != nil {
+		return err
+	}
+	if sf.url == "" {
+		return usageErr("bench: --store is empty (want a store URL, or leave --store out for $BATON_STORE or %s)", defaultStore)
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"clients", clients}, {"waiters", waiters}, {"locks", locks}} {
+		if f.n < 1 {
+			return usageErr("bench: --%s %d: must be at least 1", f.name, f.n)
+		}
+	}
+	if duration <= 0 {
+		return usageErr("bench: --duration %v: must be positive", duration)
+	}
+	return nil
+}
+
+// benchReachable opens one session on the store within --dial-timeout and
+// closes it, so that a store that cannot be reached fails the bench at
+// once (exit 1, one line) instead of leaving a workload's own clients,
+// the raw clients of the floor among them, waiting on it.
+func benchReachable(ctx context.Context, u store.URL, o store.Options) error {
+	if u.Scheme == "memory" {
+		return nil
+	}
+	s, err := store.Open(ctx, u, o)
+	if errors.Is(err, store.ErrBadTLS) || errors.Is(err, baton.ErrInvalidTTL) {
+		return usageErr("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = s.Close(cctx)
+	return nil
 }
