@@ -48,17 +48,32 @@ func TestUsageChecks(t *testing.T) {
 	}
 }
 
-// TestServeBadListen: a bad --listen is a usage error that leaves no data
-// directory behind.
+// TestServeBadListen: a --listen (serve's, its --ui-listen, ui's) that is
+// not host:port is a usage error, found before anything is made: serve
+// leaves no data directory behind.
 func TestServeBadListen(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "data")
-	_, stderr, code := run(t, env(), "serve", "--listen", "bogus", "--data-dir", dir)
-	if code != exitUsage || !strings.Contains(stderr, `--listen "bogus"`) {
-		t.Fatalf("exit %d stderr %q", code, stderr)
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("data directory left behind: %v", err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--listen", "bogus"}, `baton: serve: --listen "bogus": want host:port`},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--ui", "--ui-listen", "bogus"}, `baton: serve: --ui-listen "bogus": want host:port`},
+		{[]string{"ui", "--listen", "bogus"}, `baton: ui: --listen "bogus": want host:port`},
+		{[]string{"ui", "--listen", "127.0.0.1:99999"}, `baton: ui: --listen "127.0.0.1:99999": want host:port`},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		args := tc.args
+		if args[0] == "serve" {
+			args = append(args, "--data-dir", dir)
+		}
+		_, stderr, code := run(t, env("BATON_STORE=etcd://"+closedPort(t)), args...)
+		if code != exitUsage || !strings.HasPrefix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("baton %q: exit %d stderr %q, want %d and one line %q…", args, code, stderr, exitUsage, tc.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("baton %q: data directory left behind: %v", args, err)
+		}
 	}
 }
 

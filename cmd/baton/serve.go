@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,8 +89,13 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	}
 	// A bad address is a usage error, found before etcd makes its data
 	// directory.
-	if _, err := net.ResolveTCPAddr("tcp", *listen); err != nil {
-		return usageErr("serve: --listen %q: want host:port (%v)", *listen, err)
+	if err := checkListen("serve: --listen", *listen); err != nil {
+		return err
+	}
+	if *ui {
+		if err := checkListen("serve: --ui-listen", *uiListen); err != nil {
+			return err
+		}
 	}
 	// etcd registers its metrics with Prometheus's default registry.
 	ms, err := startMetrics(metricsAddr, prometheus.DefaultGatherer)

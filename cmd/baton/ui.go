@@ -35,7 +35,7 @@ const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--l
 	"--admin on a --listen address that is not loopback\n" +
 	"is refused unless the page is served over HTTPS (--listen-cert and --listen-key): the token\n" +
 	"must not cross a network in clear (behind a TLS proxy, listen on 127.0.0.1).\n\n" +
-	"Exit status: 0 when interrupted; 1 if it cannot listen; 2 for bad usage."
+	"Exit status: 0 when interrupted; 1 if it cannot listen (the address is taken, say);\n2 for bad usage (a --listen that is not host:port among it)."
 
 // ui is `baton ui`.
 func (m *Main) ui(ctx context.Context, args []string) error {
@@ -56,6 +56,9 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	}
 	if (*cert == "") != (*key == "") {
 		return usageErr("ui: --listen-cert and --listen-key go together")
+	}
+	if err := checkListen("ui: --listen", *listen); err != nil {
+		return err
 	}
 	if *admin && *cert == "" && !loopback(*listen) {
 		return usageErr("ui: --admin on --listen %s, which is not loopback, needs HTTPS (--listen-cert and --listen-key): "+
@@ -94,6 +97,16 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(m.Stdout, "baton: ui on %s://%s/ for %s%s; Ctrl-C stops\n", scheme, ln.Addr(), u.String(), ifAdmin(*admin))
 	return m.serveUI(ctx, ln, h)
+}
+
+// checkListen makes a --listen address that is not host:port a usage
+// error, found before anything is dialled or created (what names the flag
+// starts the message).
+func checkListen(what, listen string) error {
+	if _, err := net.ResolveTCPAddr("tcp", listen); err != nil {
+		return usageErr("%s %q: want host:port (%v)", what, listen, err)
+	}
+	return nil
 }
 
 // loopback says whether every address listen (host:port) names is a
