@@ -134,7 +134,7 @@ func checkBenchFlags(sf *storeFlags, clients, waiters, locks int, duration time.
 		return err
 	}
 	if sf.url == "" {
-		return usageErr("bench: --store is empty (want a store URL, or leave --store out for $BATON_STORE or %s)", defaultStore)
+		return sf.usageErr("--store is empty (want a store URL, or leave --store out for $BATON_STORE or %s)", defaultStore)
 	}
 	for _, f := range []struct {
 		name string

@@ -46,12 +46,21 @@ const (
 // checkDurations makes every bad duration a usage error.
 func (sf *storeFlags) checkDurations() error {
 	if sf.dial <= 0 {
-		return usageErr("--dial-timeout %v: must be positive", sf.dial)
+		return sf.usageErr("--dial-timeout %v: must be positive", sf.dial)
 	}
 	if sf.withTTL && (sf.ttl < minTTL || sf.ttl > maxTTL) {
-		return usageErr("--ttl %v: must be between %v and %v", sf.ttl, minTTL, maxTTL)
+		return sf.usageErr("--ttl %v: must be between %v and %v", sf.ttl, minTTL, maxTTL)
 	}
 	return nil
+}
+
+// usageErr is a usage error found in the store flags, naming the command
+// and its verb ("queue put: --store is empty …").
+func (sf *storeFlags) usageErr(format string, a ...any) error {
+	if sf.verb == "" {
+		return usageErr(format, a...)
+	}
+	return usageErr("%s: %s", sf.verb, fmt.Sprintf(format, a...))
 }
 
 // options are the store.Options the flags ask for.
@@ -67,14 +76,14 @@ func (sf *storeFlags) parse() (store.URL, error) {
 		return store.URL{}, err
 	}
 	if sf.url == "" {
-		return store.URL{}, usageErr("--store is empty (want a store URL, or leave --store out for $BATON_STORE or %s)", defaultStore)
+		return store.URL{}, sf.usageErr("--store is empty (want a store URL, or leave --store out for $BATON_STORE or %s)", defaultStore)
 	}
 	u, err := store.Parse(sf.url)
 	if err != nil {
-		return u, usageErr("%v", err)
+		return u, sf.usageErr("%v", err)
 	}
 	if err := u.CheckTLS(sf.tls); err != nil {
-		return u, usageErr("%v", err)
+		return u, sf.usageErr("%v", err)
 	}
 	return u, nil
 }

@@ -9,21 +9,22 @@ import (
 
 // TestBadNames: one rule for every store. Each bad NAME is a usage error
 // (exit 2) before anything is dialled, with the same one line on every
-// store, the name quoted as Go would (never raw).
+// store, "baton: COMMAND: invalid name …", the name quoted as Go would
+// (never raw).
 func TestBadNames(t *testing.T) {
 	t.Parallel()
 	dead := closedPort(t)
 	stores := []string{"zk://" + dead, "etcd://" + dead, "redis://" + dead, "redlock://" + dead + "," + closedPort(t) + "," + closedPort(t)}
 	for _, tc := range []struct{ name, want string }{
-		{"/a/../b", `baton: invalid name "/a/../b": a ".." element`},
-		{"/a/./b", `baton: invalid name "/a/./b": a "." element`},
-		{"/a//b", `baton: invalid name "/a//b": an empty element (a doubled or trailing /)`},
-		{"a/", `baton: invalid name "a/": an empty element (a doubled or trailing /)`},
-		{"/", `baton: invalid name "/": empty`},
-		{"locks/\U0001F600", `baton: invalid name "locks/\U0001f600": U+1F600 is a character ZooKeeper refuses, so no store takes it`},
-		{"a\xffb", `baton: invalid name "a\xffb": not UTF-8`},
-		{"a\x1bb", `baton: invalid name "a\x1bb": U+001B is a character ZooKeeper refuses, so no store takes it`},
-		{"job:token", `baton: invalid name "job:token": ends in ":token", a key Redis lock "job" uses`},
+		{"/a/../b", `baton: lock: invalid name "/a/../b": a ".." element`},
+		{"/a/./b", `baton: lock: invalid name "/a/./b": a "." element`},
+		{"/a//b", `baton: lock: invalid name "/a//b": an empty element (a doubled or trailing /)`},
+		{"a/", `baton: lock: invalid name "a/": an empty element (a doubled or trailing /)`},
+		{"/", `baton: lock: invalid name "/": empty`},
+		{"locks/\U0001F600", `baton: lock: invalid name "locks/\U0001f600": U+1F600 is a character ZooKeeper refuses, so no store takes it`},
+		{"a\xffb", `baton: lock: invalid name "a\xffb": not UTF-8`},
+		{"a\x1bb", `baton: lock: invalid name "a\x1bb": U+001B is a character ZooKeeper refuses, so no store takes it`},
+		{"job:token", `baton: lock: invalid name "job:token": ends in ":token", a key Redis lock "job" uses`},
 	} {
 		for _, st := range stores {
 			_, stderr, code := run(t, env(), "lock", "--store", st, "--dial-timeout", "1s", tc.name, "--", "true")
@@ -39,7 +40,7 @@ func TestBadNames(t *testing.T) {
 		{"lock", "/x", "/a/../b", "--", "true"},
 	} {
 		_, stderr, code := run(t, env(), append(append([]string{}, args[:1]...), append([]string{"--store", "zk://" + dead}, args[1:]...)...)...)
-		if code != exitUsage || stderr != `baton: invalid name "/a/../b": a ".." element`+"\n" {
+		if code != exitUsage || stderr != "baton: "+args[0]+`: invalid name "/a/../b": a ".." element`+"\n" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}

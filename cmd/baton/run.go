@@ -76,6 +76,23 @@ func errLine(err error) string {
 	return strings.ReplaceAll(msg, "baton: ", "")
 }
 
+// namedUsage makes a usage error of command name read "name: …" (as in
+// "baton: lock: --ttl 0s: …"), unless it names the command already
+// ("lock: …", "queue put: …", "lock --shared …"): every usage error is
+// one line "baton: COMMAND: …", whichever check found it (the command's
+// own, or the store flags' and names' checks all commands share).
+func namedUsage(name string, err error) error {
+	ee, ok := err.(*exitError)
+	if !ok || ee.code != exitUsage || ee.err == nil {
+		return err
+	}
+	msg := errLine(ee.err)
+	if strings.HasPrefix(msg, name+":") || strings.HasPrefix(msg, name+" ") {
+		return err
+	}
+	return exitWith(exitUsage, fmt.Errorf("%s: %w", name, ee.err))
+}
+
 // Exit prints err (one line, never a stack trace) and returns the exit
 // status for it.
 func (m *Main) Exit(err error) int {
@@ -178,7 +195,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	defer m.runExits()
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(m, ctx, args[1:])
+			return namedUsage(c.name, c.run(m, ctx, args[1:]))
 		}
 	}
 	return usageErr("unknown command %q (see baton help)", args[0])

@@ -61,7 +61,7 @@ func TestParseArgsInterspersed(t *testing.T) {
 
 // TestUsageErrorsOnePrefix: a usage error is one line with one "baton:"
 // prefix and the command's name ("baton: lock: …", not "baton: baton
-// lock: …"), and only a command that runs a CMD hints "put CMD after --".
+// lock: …" nor "baton: --ttl …", as the README says), and only a command that runs a CMD hints "put CMD after --".
 func TestUsageErrorsOnePrefix(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -77,6 +77,13 @@ func TestUsageErrorsOnePrefix(t *testing.T) {
 		{[]string{"queue", "put", "--bogus", "q", "v"}, "baton: queue put: flag provided but not defined: -bogus (see baton queue put -h)\n", false},
 		{[]string{"barrier", "double", "-n", "2", "--bogus", "d"}, "baton: barrier double: flag provided but not defined: -bogus (see baton barrier double -h; put CMD after --)\n", true},
 		{[]string{"queue", "take", "--timeout", "-1s", "q"}, "baton: queue take: --timeout -1s: must not be negative\n", false},
+		// The checks every command shares name the command too.
+		{[]string{"lock", "--ttl", "0", "x"}, "baton: lock: --ttl 0s: must be between 1s and 24h0m0s\n", false},
+		{[]string{"status", "--dial-timeout", "0", "x"}, "baton: status: --dial-timeout 0s: must be positive\n", false},
+		{[]string{"queue", "put", "--store", "", "q", "v"}, "baton: queue put: --store is empty (want a store URL, or leave --store out for $BATON_STORE or etcd://127.0.0.1:2379)\n", false},
+		{[]string{"elect", "--store", "foo://x", "e"}, `baton: elect: bad store URL "foo://x": unknown scheme "foo" (want zk, zks, etcd, etcds, redis, rediss or redlock)` + "\n", false},
+		{[]string{"semaphore", "-n", "1", "a//b"}, `baton: semaphore: invalid name "a//b": an empty element (a doubled or trailing /)` + "\n", false},
+		{[]string{"serve", "members", "--store", "foo://x"}, `baton: serve members: bad store URL "foo://x": unknown scheme "foo" (want zk, zks, etcd, etcds, redis, rediss or redlock)` + "\n", false},
 	} {
 		var out, errb bytes.Buffer
 		m := &Main{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
