@@ -25,11 +25,17 @@ func nodesOf(kids []layout.Child) []baton.Node {
 // describeRedis lists each server's holder and waiters of a Redis lock;
 // on Redlock a holder counts once it holds a majority of the servers.
 func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.Time) statusReport {
-	rep := layout.Report{Name: name, Entries: []layout.Entry{}}
+	rep := layout.Report{Name: name, Recipes: []string{}, Entries: []layout.Entry{}}
 	key := redis.KeyOf(name) // the node column names the keys as redis-cli shows them
 	votes := map[string]int{}
 	waiting := map[string]bool{}
 	for _, l := range locks {
+		if u.Scheme == store.Redlock {
+			// Redlock grants no fencing token (BATON_TOKEN is 0): a
+			// server's K:token counts a single-server Mutex's grants on
+			// that key, not this holder's.
+			l.Token = 0
+		}
 		if l.Holder != "" {
 			votes[l.Holder]++
 			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,

@@ -44,7 +44,7 @@ const (
 
 // Describe turns a Listing into a Report at time now. It does no I/O.
 func Describe(l Listing, now time.Time) Report {
-	d := describer{l: l, now: now, rep: Report{Name: l.Name, Entries: []Entry{}}}
+	d := describer{l: l, now: now, rep: Report{Name: l.Name, Recipes: []string{}, Entries: []Entry{}}}
 	d.root()
 	d.semaphore()
 	d.kazooSemaphore()
