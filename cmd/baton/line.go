@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -120,7 +119,7 @@ func waitInLine[T any](ctx context.Context, l *line, get func(context.Context, *
 		}
 		if first.IsZero() {
 			first = time.Now()
-			fmt.Fprintf(l.m.Stderr, "baton: %s: lost its place in line (%s); rejoining\n", l.what, strings.ReplaceAll(err.Error(), "baton: ", ""))
+			fmt.Fprintf(l.m.Stderr, "baton: %s: lost its place in line (%s); rejoining\n", l.what, errLine(err))
 		} else if time.Since(first) >= l.retry {
 			return zero, fmt.Errorf("%w (no place in line for --retry %v)", err, l.retry)
 		}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/internal/zktest"
 )
@@ -74,6 +77,28 @@ func checkPrefixes(t *testing.T, stderr string) {
 	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
 		if !strings.HasPrefix(line, "baton: ") || strings.Count(line, "baton:") != 1 {
 			t.Errorf("stderr line %q: want exactly one \"baton: \" prefix", line)
+		}
+	}
+}
+
+// TestErrLineKeepsNames: errLine drops the "baton: " that starts the
+// library's error texts wherever one is wrapped, and nothing of what a
+// message quotes: a lock named jobs/baton was printed as "lock /jobs/not
+// free", a CMD named my-baton as "cannot run my-exec: …".
+func TestErrLineKeepsNames(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("lock /jobs/baton: not free (--try): %w", baton.ErrLocked), "lock /jobs/baton: not free (--try): already held by another"},
+		{errors.New("lock /jobs/baton: not acquired within 1s"), "lock /jobs/baton: not acquired within 1s"},
+		{fmt.Errorf("cannot run my-baton: %w", errors.New(`exec: "my-baton": executable file not found in $PATH`)), `cannot run my-baton: exec: "my-baton": executable file not found in $PATH`},
+		{fmt.Errorf("%w: %w", baton.ErrLost, baton.ErrRevoked), "lock lost: node removed by another"},
+		{fmt.Errorf("lock /x lost while CMD ran (%w); CMD stopped", baton.ErrLost), "lock /x lost while CMD ran (lock lost); CMD stopped"},
+		{errors.Join(errors.New("a"), baton.ErrLocked), "a; already held by another"},
+	} {
+		if got := errLine(tc.err); got != tc.want {
+			t.Errorf("errLine(%q) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -69,11 +70,23 @@ func usageErr(format string, a ...any) error {
 	return exitWith(exitUsage, fmt.Errorf(format, a...))
 }
 
+// libPrefix is the "baton: " that starts the library's error texts, where
+// one starts inside a message: at its start, after ": ", "; " or "(".
+// Elsewhere "baton: " is part of what the message quotes (a lock named
+// jobs/baton, a CMD named my-baton) and stays.
+var libPrefix = regexp.MustCompile(`(^|: |; |\()baton: `)
+
 // errLine is err's message for a line that starts "baton: ": on one
 // line, without the "baton: " the library's errors carry too.
 func errLine(err error) string {
 	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
-	return strings.ReplaceAll(msg, "baton: ", "")
+	for {
+		out := libPrefix.ReplaceAllString(msg, "$1")
+		if out == msg {
+			return out
+		}
+		msg = out
+	}
 }
 
 // namedUsage makes a usage error of command name read "name: …" (as in
