@@ -77,17 +77,32 @@ func TestServeBadListen(t *testing.T) {
 	}
 }
 
-// TestCmdCheckedBeforeWaiting: a CMD that does not exist, and a nested lock
-// on the NAME CMD already holds, are refused before dialling the store
-// (here an unreachable one).
+// TestCmdCheckedBeforeWaiting: a CMD that does not exist (exit 127) or
+// cannot be run (126: a directory, a file without execute permission, as
+// the README's table and a shell say), and a nested lock on the NAME CMD
+// already holds, are refused before dialling the store (here an
+// unreachable one).
 func TestCmdCheckedBeforeWaiting(t *testing.T) {
 	t.Parallel()
 	dead := "BATON_STORE=etcd://" + closedPort(t)
-	_, stderr, code := run(t, env(dead), "lock", "x", "--", "/nonexistent/cmd")
-	if code != 127 || !strings.Contains(stderr, "cannot run /nonexistent/cmd") {
-		t.Fatalf("missing CMD: exit %d stderr %q", code, stderr)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	_, stderr, code = run(t, env(dead, "BATON_LOCK=x"), "lock", "x", "--", "true")
+	for _, tc := range []struct {
+		cmd  string
+		code int
+	}{{"/nonexistent/cmd", 127}, {"nonexistent-cmd-baton", 127}, {dir, 126}, {plain, 126}} {
+		for _, args := range [][]string{{"lock", "x"}, {"semaphore", "-n", "1", "x"}} {
+			args = append(args, "--", tc.cmd)
+			_, stderr, code := run(t, env(dead), args...)
+			if code != tc.code || !strings.Contains(stderr, "cannot run "+tc.cmd) {
+				t.Errorf("baton %q: exit %d stderr %q; want %d", args, code, stderr, tc.code)
+			}
+		}
+	}
+	_, stderr, code := run(t, env(dead, "BATON_LOCK=x"), "lock", "x", "--", "true")
 	if code != exitUsage || !strings.Contains(stderr, "a nested one would wait for itself") {
 		t.Fatalf("nested lock: exit %d stderr %q", code, stderr)
 	}

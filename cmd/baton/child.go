@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -178,10 +177,7 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResul
 		if g != nil {
 			g.finish()
 		}
-		code := 126
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			code = 127
-		}
+		code := cannotRun(err)
 		return childResult{status: code}, exitWith(code, fmt.Errorf("cannot run %s: %v", argv[0], err))
 	}
 	pgid := cmd.Process.Pid

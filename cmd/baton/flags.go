@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os/exec"
 	"slices"
 	"strings"
@@ -188,8 +189,9 @@ func parseArgs(fs *flagSet, args []string) (pos, cmd []string, err error) {
 }
 
 // checkCmd refuses, before anything waits in line, a CMD that cannot be
-// found (exit 127) and a lock on NAME inside a CMD already holding it,
-// which would wait for itself forever (exit 2).
+// found (exit 127) or run (exit 126: a directory, a file without execute
+// permission, as a shell says) and a lock on NAME inside a CMD already
+// holding it, which would wait for itself forever (exit 2).
 func (m *Main) checkCmd(argv []string, heldVar, name string) error {
 	if argv == nil {
 		return nil
@@ -198,9 +200,18 @@ func (m *Main) checkCmd(argv []string, heldVar, name string) error {
 		return usageErr("%s=%s: this command already runs under %s; a nested one would wait for itself", heldVar, name, name)
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
-		return exitWith(127, fmt.Errorf("cannot run %s: %v", argv[0], err))
+		return exitWith(cannotRun(err), fmt.Errorf("cannot run %s: %v", argv[0], err))
 	}
 	return nil
+}
+
+// cannotRun is the exit status for a CMD that could not be started with
+// err: 127 if it was not found, 126 if it was found but cannot be run.
+func cannotRun(err error) int {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return 127
+	}
+	return 126
 }
 
 // nameRule is NAME's rule in the -h texts (baton.CleanName's).
