@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +75,34 @@ func TestServeBadListen(t *testing.T) {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("baton %q: data directory left behind: %v", args, err)
 		}
+	}
+}
+
+// TestServeAddressTaken: serve on a --listen address another process
+// holds exits 1 with one line, and leaves no data directory behind that
+// it made itself; one that was there stays.
+func TestServeAddressTaken(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	fresh := filepath.Join(t.TempDir(), "data")
+	_, stderr, code := run(t, env(), "serve", "--listen", ln.Addr().String(), "--data-dir", fresh)
+	checkOneLine(t, "serve on a taken address", stderr, code, "address already in use")
+	if code != exitFailure {
+		t.Errorf("serve on a taken address: exit %d, want %d", code, exitFailure)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("the data directory serve made is left behind: %v", err)
+	}
+	kept := t.TempDir()
+	if _, _, code := run(t, env(), "serve", "--listen", ln.Addr().String(), "--data-dir", kept); code != exitFailure {
+		t.Errorf("serve on a taken address with an existing data dir: exit %d, want %d", code, exitFailure)
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("an existing data directory was removed: %v", err)
 	}
 }
 

@@ -113,10 +113,18 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if cluster.on() {
 		fmt.Fprintf(m.Stdout, "baton: etcd member %s starting (peers on %s, data in %s); it serves once a quorum of its cluster is up\n", cluster.name, cluster.listenPeer, abs)
 	}
+	_, statErr := os.Stat(abs)
+	fresh := os.IsNotExist(statErr)
 	srv, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*embedded.Server, error) {
 		return embedded.Start(ctx, cfg)
 	})
 	if err != nil {
+		if fresh {
+			// A data directory this run made and left empty (the
+			// address was taken, say) is not left behind; one with
+			// anything in it is kept.
+			_ = os.Remove(abs)
+		}
 		return wrapExit(err, "serve")
 	}
 	defer srv.Close()
