@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,10 +24,18 @@ import (
 // carries its parts' requests).
 func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSpec, timeout, killAfter time.Duration) error {
 	sf, names := l.sf, l.names
+	raw := slices.Clone(names)
 	for i, n := range names {
 		c, err := cleanName(n)
 		if err != nil {
 			return err
+		}
+		// "a" and "/a" are one name: a set naming a lock twice is a bad
+		// argument, refused before anything is dialled.
+		if j := slices.Index(names[:i], c); j >= 0 && raw[j] == n {
+			return usageErr("lock: %q is given twice: give each NAME once", n)
+		} else if j >= 0 {
+			return usageErr("lock: %q and %q name one lock, %s: give each NAME once", raw[j], n, c)
 		}
 		names[i] = c
 	}
