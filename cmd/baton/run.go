@@ -180,7 +180,7 @@ func (m *Main) usage(w io.Writer) {
 		"Exit status: CMD's own; 75 not acquired within --timeout or --try (CMD not run); 76 lost while CMD ran\n"+
 		"(CMD's group got SIGTERM, then SIGKILL after --kill-after, and SIGKILL from the watchdog at the\n"+
 		"loss deadline at the latest, even if baton was killed or stopped); 2 usage; 1 store unreachable\n"+
-		"or other failure.\n"+
+		"or other failure; 126/127 CMD cannot be run/not found; 128+n signal n while waiting, CMD not run.\n"+
 		"Run 'baton COMMAND -h' (or 'baton help COMMAND') for a command's flags.\n", defaultStore)
 }
 
