@@ -55,6 +55,10 @@ func (m *Main) demo(ctx context.Context, args []string) error {
 	if *workers < 2 || *rounds < 1 {
 		return usageErr("demo: --workers must be at least 2 and --rounds at least 1")
 	}
+	// Bad durations are usage errors before the embedded etcd starts.
+	if err := sf.checkDurations(); err != nil {
+		return err
+	}
 	sigs := catchSignals()
 	defer sigs.stop()
 	ctx, cancel := sigs.cancelling(ctx)

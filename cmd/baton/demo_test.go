@@ -56,3 +56,16 @@ func TestDemoZooKeeper(t *testing.T) {
 	out, stderr, code := run(t, env("BATON_STORE=zk://"+addr), "demo", "--workers", "3", "--rounds", "4")
 	checkDemo(t, out, stderr, code, "4s")
 }
+
+// TestDemoBadDurations: a --ttl or --dial-timeout out of range is a usage
+// error before the demo starts its embedded etcd (it started one, printed
+// its address, then refused the TTL).
+func TestDemoBadDurations(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"demo", "--ttl", "0"}, {"demo", "--dial-timeout", "0"}} {
+		out, stderr, code := run(t, env(), args...)
+		if code != exitUsage || out != "" || !strings.HasPrefix(stderr, "baton: demo: --") {
+			t.Errorf("baton %q: exit %d, stdout %q, stderr %q; want %d, nothing on stdout and one usage line", args, code, out, stderr, exitUsage)
+		}
+	}
+}
