@@ -99,13 +99,19 @@ func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 	}
 }
 
-// subscribe sends the subscription of the hub's channel; the
-// confirmation arrives in run. On error go-redis keeps the channel and
-// resubscribes when it reconnects. h.mu is held and h.ps is nil.
+// subscribe starts the subscription of the hub's channel, without
+// waiting for it: connecting runs in run's goroutine, so a server that
+// accepts connections but never answers holds up nobody (listen waits
+// for the confirmation no longer than its ctx). On error go-redis keeps
+// the channel and resubscribes when it reconnects. h.mu is held and h.ps
+// is nil.
 func (h *hub) subscribe(ctx context.Context) {
-	h.ps = h.rc.Subscribe(context.WithoutCancel(ctx))
-	_ = h.ps.Subscribe(ctx, h.name)
-	go h.run(h.ps)
+	ps := h.rc.Subscribe(context.WithoutCancel(ctx)) // no I/O without channels
+	h.ps = ps
+	go func() {
+		_ = ps.Subscribe(context.Background(), h.name)
+		h.run(ps)
+	}()
 }
 
 // prime subscribes the hub's channel if nothing has yet, without waiting

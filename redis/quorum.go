@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,11 @@ import (
 type Quorum struct {
 	nodes  []*node
 	waited waited // keys whose last acquisition here had to wait
+
+	// late counts the requests of rounds that ended without them (a
+	// master that did not answer within the per-instance timeout, its
+	// client still trying); Close waits for them.
+	late sync.WaitGroup
 }
 
 type node struct {
@@ -39,6 +45,13 @@ func NewQuorum(clients ...*Client) *Quorum {
 // with an error wrapping ErrNoQuorum if fewer than a majority answer;
 // masters that are down are kept, and used once they come back. Close the
 // Quorum when done.
+//
+// A master's connection attempt (connecting and go-redis's handshake) is
+// bounded by one second unless its URL sets dial_timeout and
+// read_timeout, so that a master that accepts connections but never
+// answers (paused, or cut off after the handshake) holds up DialRedlock
+// and Close for about that long, not go-redis's default 5 s; lock requests
+// have the per-instance timeout of Redlock.
 func DialRedlock(ctx context.Context, urls []string) (*Quorum, error) {
 	if len(urls) == 0 {
 		return nil, errors.New("redis: redlock needs at least one instance")
@@ -50,7 +63,7 @@ func DialRedlock(ctx context.Context, urls []string) (*Quorum, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clients[i], errs[i] = Dial(ctx, u)
+			clients[i], errs[i] = dialMaster(ctx, u)
 		}()
 	}
 	wg.Wait()
@@ -67,7 +80,7 @@ func DialRedlock(ctx context.Context, urls []string) (*Quorum, error) {
 		}
 		down = append(down, err)
 		// Keep a client for the master that is down: it reconnects.
-		opt, perr := parseURL(urls[i])
+		opt, perr := masterOptions(urls[i])
 		if perr != nil {
 			closeAll(clients)
 			return nil, err
@@ -83,6 +96,40 @@ func DialRedlock(ctx context.Context, urls []string) (*Quorum, error) {
 	return q, nil
 }
 
+// masterTimeout bounds a master's connection attempt (connecting, and
+// the handshake, which go-redis bounds by its read timeout) unless its URL
+// sets dial_timeout and read_timeout: go-redis's defaults, 5 s each, would
+// let one master that accepts connections but never answers hold up a
+// Quorum's dial and close far beyond any lock's per-instance timeout.
+// Lock requests have their own, shorter, per-instance timeout.
+const masterTimeout = time.Second
+
+// masterOptions parses a master's URL for a Quorum.
+func masterOptions(rawURL string) (*goredis.Options, error) {
+	opt, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if u, err := url.Parse(rawURL); err == nil {
+		if !u.Query().Has("dial_timeout") {
+			opt.DialTimeout = masterTimeout
+		}
+		if !u.Query().Has("read_timeout") {
+			opt.ReadTimeout = masterTimeout
+		}
+	}
+	return opt, nil
+}
+
+// dialMaster is Dial with masterOptions.
+func dialMaster(ctx context.Context, rawURL string) (*Client, error) {
+	opt, err := masterOptions(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return dialOptions(ctx, opt, Redact(rawURL))
+}
+
 func closeAll(cs []*Client) {
 	for _, c := range cs {
 		if c != nil {
@@ -94,12 +141,14 @@ func closeAll(cs []*Client) {
 // Size is the number of masters.
 func (q *Quorum) Size() int { return len(q.nodes) }
 
-// Close closes the clients of the masters.
+// Close closes the clients of the masters, and waits for the requests a
+// round left behind to end.
 func (q *Quorum) Close() error {
 	var errs []error
 	for _, n := range q.nodes {
 		errs = append(errs, n.c.Close())
 	}
+	q.late.Wait()
 	return errors.Join(errs...)
 }
 
@@ -114,38 +163,67 @@ type reply struct {
 }
 
 // round runs do on every master in parallel, each bounded by timeout, and
-// marks each answer trusted or not by the restart guard. The last master
-// runs on the calling goroutine.
+// marks each answer trusted or not by the restart guard. It returns when
+// every master answered or the timeout passed, whichever is first: a
+// master whose client does not give up at the deadline (one that accepts
+// connections but never answers, while a new connection's handshake
+// runs) gets a timeout error and is not waited for; its request ends in
+// the background (Close waits for it). do must not read anything its
+// caller changes after the round.
 func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(ctx context.Context, n *node) reply) []reply {
 	out := make([]reply, len(q.nodes))
 	if len(q.nodes) == 0 {
 		return out
 	}
 	ictx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	one := func(i int, n *node) {
-		r := n.check(ictx)
-		if r.err == nil {
-			r = do(ictx, n)
-		}
-		if r.err != nil {
-			r.err = fmt.Errorf("%s: %w", n.c, r.err)
-		} else {
-			r.trusted = n.c.srv.trusted(ttl)
-		}
-		out[i] = r
+	type answer struct {
+		i int
+		r reply
 	}
-	var wg sync.WaitGroup
-	last := len(q.nodes) - 1
-	for i, n := range q.nodes[:last] {
-		wg.Add(1)
+	answers := make(chan answer, len(q.nodes))
+	for i, n := range q.nodes {
+		q.late.Add(1)
 		go func() {
-			defer wg.Done()
-			one(i, n)
+			defer q.late.Done()
+			r := n.check(ictx)
+			if r.err == nil {
+				r = do(ictx, n)
+			}
+			if r.err != nil {
+				r.err = fmt.Errorf("%s: %w", n.c, r.err)
+			} else {
+				r.trusted = n.c.srv.trusted(ttl)
+			}
+			answers <- answer{i, r}
 		}()
 	}
-	one(last, q.nodes[last])
-	wg.Wait()
+	got := make([]bool, len(q.nodes))
+	take := func(a answer) {
+		out[a.i], got[a.i] = a.r, true
+	}
+	for range q.nodes {
+		select {
+		case a := <-answers:
+			take(a)
+			continue
+		case <-ictx.Done():
+		}
+		break
+	}
+	cancel()
+	for done := false; !done; {
+		select {
+		case a := <-answers:
+			take(a) // answered as the deadline passed
+		default:
+			done = true
+		}
+	}
+	for i, n := range q.nodes {
+		if !got[i] {
+			out[i] = reply{err: fmt.Errorf("%s: no answer within %v: %w", n.c, timeout, context.DeadlineExceeded)}
+		}
+	}
 	return out
 }
 

@@ -29,7 +29,8 @@ const noQuorumRounds = 3
 // Quorum, with the same handle as baton.Mutex.
 //
 // To acquire, it sends SET K value NX PX ttl to all masters in parallel,
-// each bounded by a small timeout (ttl/50, between 100ms and 200ms). It
+// each bounded by a small timeout (ttl/50, between 100ms and 200ms), and
+// waits no longer for a master that has not answered by then. It
 // holds the lock if at least N/2+1 granted it and the validity, ttl minus
 // the time the round took minus the drift allowance (ttl×0.01 + 2ms), is
 // positive; validity is measured on the monotonic clock from when the
@@ -261,10 +262,13 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 				return reply{g: grant{ok: ok, pttl: r.ttl, sent: start}, err: err}
 			})
 		} else {
-			// Take the lock, or join the lines (refresh our places).
+			// Take the lock, or join the lines (refresh our places). The
+			// round reads copies: a master it stops waiting for may still
+			// be asked after it returns.
+			was, tk := slices.Clone(at), ticket
 			rs = r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 				i := slices.Index(r.q.nodes, nd)
-				g, err := runAcquire(ctx, nd.c, r.k, value, r.ttl, modeFair, false, place{entry: at[i].entry, ticket: ticket})
+				g, err := runAcquire(ctx, nd.c, r.k, value, r.ttl, modeFair, false, place{entry: was[i].entry, ticket: tk})
 				return reply{g: g, err: err}
 			})
 			for i, x := range rs {
@@ -513,6 +517,7 @@ func (r *Redlock) leave(ctx context.Context, at []place) {
 	if !slices.ContainsFunc(at, func(p place) bool { return p.entry != "" }) {
 		return
 	}
+	at = slices.Clone(at) // read by the round after it returns, maybe
 	r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 		e := at[slices.Index(r.q.nodes, nd)].entry
 		if e == "" {
@@ -542,6 +547,7 @@ func isTimeout(err error) bool {
 func (r *Redlock) release(ctx context.Context, value string, which []bool, at []place) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	which, at = slices.Clone(which), slices.Clone(at) // read by the round after it returns, maybe
 	rs := r.q.round(cctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 		i := slices.Index(r.q.nodes, nd)
 		var entry string

@@ -137,6 +137,50 @@ func TestRedlockTwoOfFiveDown(t *testing.T) {
 	_ = b.Unlock(ctx)
 }
 
+// TestRedlockFrozenMaster: a master that accepts connections but never
+// answers (SIGSTOP) holds up neither DialRedlock, nor a Lock, nor Close
+// beyond its connection attempt's bound (a second, not go-redis's 5 s
+// read timeout), and a Lock, which it joins in the background, waits for
+// it no longer than the per-instance timeout.
+func TestRedlockFrozenMaster(t *testing.T) {
+	srvs := redistest.StartN(t, 3, redistest.Config{})
+	srvs[2].Pause()
+	t.Cleanup(srvs[2].Resume)
+	var urls []string
+	for _, s := range srvs {
+		urls = append(urls, s.URL())
+	}
+	ctx := within(t, 30*time.Second)
+	bound := func(what string, d, max time.Duration) {
+		t.Helper()
+		if d > max {
+			t.Errorf("%s took %v with one master frozen, want at most %v", what, d, max)
+		}
+	}
+	start := time.Now()
+	q, err := redis.DialRedlock(ctx, urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound("DialRedlock", time.Since(start), 3*time.Second)
+	// The first Lock may also wait for the masters to have been up a ttl
+	// (the restart guard), within the bound.
+	a := redis.NewRedlock(q, freshKey(t), redis.WithTTL(rlTTL))
+	for i := range 3 {
+		start = time.Now()
+		if _, err := a.Lock(ctx); err != nil {
+			t.Fatalf("Lock %d with 2 of 3 masters answering: %v", i, err)
+		}
+		bound("Lock", time.Since(start), 2*time.Second)
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start = time.Now()
+	_ = q.Close()
+	bound("Close", time.Since(start), 3*time.Second)
+}
+
 func TestRedlockThreeOfFiveDown(t *testing.T) {
 	srvs := redistest.StartN(t, 5, redistest.Config{})
 	q := quorum(t, srvs)
