@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -28,6 +29,9 @@ type Quorum struct {
 
 type node struct {
 	c *Client
+	// late is set when the master missed a round's timeout, cleared when
+	// it answers one in time: a round asks it on a goroutine of its own.
+	late atomic.Bool
 }
 
 // NewQuorum returns a Quorum over the given clients, one per master. It
@@ -170,6 +174,11 @@ type reply struct {
 // runs) gets a timeout error and is not waited for; its request ends in
 // the background (Close waits for it). do must not read anything its
 // caller changes after the round.
+//
+// One master that answered the last round in time is asked on the
+// calling goroutine, as the others are asked on goroutines of their own:
+// an uncontended round then wakes the caller no more than the masters'
+// replies do.
 func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(ctx context.Context, n *node) reply) []reply {
 	out := make([]reply, len(q.nodes))
 	if len(q.nodes) == 0 {
@@ -180,31 +189,46 @@ func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(
 		i int
 		r reply
 	}
+	ask := func(n *node) reply {
+		r := n.check(ictx)
+		if r.err == nil {
+			r = do(ictx, n)
+		}
+		if r.err != nil {
+			r.err = fmt.Errorf("%s: %w", n.c, r.err)
+		} else {
+			r.trusted = n.c.srv.trusted(ttl)
+		}
+		return r
+	}
+	mine := -1 // the master asked on this goroutine
+	for i := len(q.nodes) - 1; i >= 0; i-- {
+		if !q.nodes[i].late.Load() {
+			mine = i
+			break
+		}
+	}
 	answers := make(chan answer, len(q.nodes))
 	for i, n := range q.nodes {
+		if i == mine {
+			continue
+		}
 		q.late.Add(1)
 		go func() {
 			defer q.late.Done()
-			r := n.check(ictx)
-			if r.err == nil {
-				r = do(ictx, n)
-			}
-			if r.err != nil {
-				r.err = fmt.Errorf("%s: %w", n.c, r.err)
-			} else {
-				r.trusted = n.c.srv.trusted(ttl)
-			}
-			answers <- answer{i, r}
+			answers <- answer{i, ask(n)}
 		}()
 	}
 	got := make([]bool, len(q.nodes))
-	take := func(a answer) {
-		out[a.i], got[a.i] = a.r, true
+	waiting := len(q.nodes)
+	if mine >= 0 {
+		out[mine], got[mine] = ask(q.nodes[mine]), true
+		waiting--
 	}
-	for range q.nodes {
+	for ; waiting > 0; waiting-- {
 		select {
 		case a := <-answers:
-			take(a)
+			out[a.i], got[a.i] = a.r, true
 			continue
 		case <-ictx.Done():
 		}
@@ -214,12 +238,13 @@ func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(
 	for done := false; !done; {
 		select {
 		case a := <-answers:
-			take(a) // answered as the deadline passed
+			out[a.i], got[a.i] = a.r, true // answered as the deadline passed
 		default:
 			done = true
 		}
 	}
 	for i, n := range q.nodes {
+		n.late.Store(!got[i] || isTimeout(out[i].err))
 		if !got[i] {
 			out[i] = reply{err: fmt.Errorf("%s: no answer within %v: %w", n.c, timeout, context.DeadlineExceeded)}
 		}
