@@ -97,16 +97,16 @@ func run(ctx context.Context, p plan) error {
 		}
 	}
 	var notes []string
-	kept, keptStores, keptNotes := p.keepOthers()
+	k := p.keepOthers()
 	raw, err := os.Create(filepath.Join(p.out, "bench-results.jsonl"))
 	if err != nil {
 		return err
 	}
 	defer raw.Close()
-	for _, r := range kept {
+	for _, r := range k.results {
 		_ = r.WriteJSON(raw)
 	}
-	notes = append(notes, keptNotes...)
+	notes = append(notes, k.notes...)
 	for _, st := range p.stores {
 		if ctx.Err() != nil {
 			break
@@ -124,8 +124,15 @@ func run(ctx context.Context, p plan) error {
 	env.Elapsed = time.Since(start)
 	env.LoadAfter = sh("cat", "/proc/loadavg")
 	sp := p.saved()
-	sp.Stores = append(keptStores, sp.Stores...)
-	if err := saveRun(filepath.Join(p.out, runFile), savedRun{Plan: sp, Machine: env, Notes: notes}); err != nil {
+	sp.Stores = append(k.stores, sp.Stores...)
+	measured := map[string]string{}
+	for st, w := range k.measured {
+		measured[st] = w
+	}
+	for _, st := range p.stores {
+		measured[st] = env.when()
+	}
+	if err := saveRun(filepath.Join(p.out, runFile), savedRun{Plan: sp, Machine: env, Notes: notes, Measured: measured}); err != nil {
 		return err
 	}
 	return render(ctx, p)

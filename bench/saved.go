@@ -30,7 +30,14 @@ type savedRun struct {
 	Plan    savedPlan `json:"plan"`
 	Machine machine   `json:"machine"`
 	Notes   []string  `json:"notes"`
+	// Measured says, per store, when its figures were measured ("<date>
+	// (load before <loadavg>)"): this run's for the stores it ran, the
+	// earlier run's, carried over, for those kept with -keep.
+	Measured map[string]string `json:"measured,omitempty"`
 }
+
+// when is how Measured names a run.
+func (m machine) when() string { return fmt.Sprintf("%s (load before %s)", m.Date, m.LoadBefore) }
 
 func (p plan) saved() savedPlan {
 	return savedPlan{p.duration, p.sweepDur, p.sweep, p.repeats, p.herd, p.stores}
@@ -82,24 +89,33 @@ func render(_ context.Context, p plan) error {
 	return writeReport(filepath.Join(p.out, "PERFORMANCE.md"), q, sr.Machine, rs, notes)
 }
 
+// kept is what -keep carries over from the run saved in p.out.
+type kept struct {
+	results  []bench.Result    // of the stores this run does not measure
+	stores   []string          // those stores
+	notes    []string          // saying when their figures were measured
+	measured map[string]string // when, per store (savedRun.Measured)
+}
+
 // keepOthers returns, with -keep, the results saved in p.out for the
-// stores this run does not measure, those stores, and a note saying which
-// figures come from the earlier run.
-func (p plan) keepOthers() ([]bench.Result, []string, []string) {
+// stores this run does not measure, those stores, and notes saying when
+// each store's figures were measured: in the run saved, or, for stores
+// that run kept in turn, in the run it names.
+func (p plan) keepOthers() kept {
 	if !p.keep {
-		return nil, nil, nil
+		return kept{}
 	}
 	b, err := os.ReadFile(filepath.Join(p.out, runFile))
 	if err != nil {
-		return nil, nil, nil
+		return kept{}
 	}
 	var sr savedRun
 	if json.Unmarshal(b, &sr) != nil {
-		return nil, nil, nil
+		return kept{}
 	}
 	f, err := os.Open(filepath.Join(p.out, "bench-results.jsonl"))
 	if err != nil {
-		return nil, nil, nil
+		return kept{}
 	}
 	defer f.Close()
 	now := map[string]bool{}
@@ -121,10 +137,27 @@ func (p plan) keepOthers() ([]bench.Result, []string, []string) {
 			stores = append(stores, st)
 		}
 	}
+	measured := map[string]string{}
+	var whens []string // in the order of stores
+	byWhen := map[string][]string{}
+	for _, st := range stores {
+		w := sr.Measured[st]
+		if w == "" {
+			w = sr.Machine.when()
+		}
+		measured[st] = w
+		if byWhen[w] == nil {
+			whens = append(whens, w)
+		}
+		byWhen[w] = append(byWhen[w], st)
+	}
 	var notes []string
 	if len(stores) > 0 {
-		notes = append(notes, fmt.Sprintf("%s: figures from the earlier run of %s (load before %s); only %s ran in this one",
-			strings.Join(stores, ", "), sr.Machine.Date, sr.Machine.LoadBefore, strings.Join(p.stores, ", ")))
+		var parts []string
+		for _, w := range whens {
+			parts = append(parts, fmt.Sprintf("%s: figures from the earlier run of %s", strings.Join(byWhen[w], ", "), w))
+		}
+		notes = append(notes, fmt.Sprintf("%s; only %s ran in this one", strings.Join(parts, "; "), strings.Join(p.stores, ", ")))
 		for _, n := range sr.Notes {
 			for _, st := range stores {
 				if strings.HasPrefix(n, st+":") || strings.Contains(n, " on "+st) {
@@ -134,5 +167,5 @@ func (p plan) keepOthers() ([]bench.Result, []string, []string) {
 			}
 		}
 	}
-	return rs, stores, notes
+	return kept{results: rs, stores: stores, notes: notes, measured: measured}
 }
