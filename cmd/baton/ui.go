@@ -35,7 +35,7 @@ const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--l
 	"--admin on a --listen address that is not loopback\n" +
 	"is refused unless the page is served over HTTPS (--listen-cert and --listen-key): the token\n" +
 	"must not cross a network in clear (behind a TLS proxy, listen on 127.0.0.1).\n\n" +
-	"Exit status: 0 when interrupted; 1 if it cannot listen (the address is taken, say);\n2 for bad usage (a --listen that is not host:port among it)."
+	"Exit status: 0 when interrupted; 1 if it cannot listen (the address is taken, say);\n2 for bad usage (a --listen that is not host:port, or a --listen-cert or --listen-key that\ndoes not load, among it)."
 
 // ui is `baton ui`.
 func (m *Main) ui(ctx context.Context, args []string) error {
@@ -68,7 +68,7 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	if *cert != "" {
 		pair, err := tls.LoadX509KeyPair(*cert, *key)
 		if err != nil {
-			return fmt.Errorf("ui: --listen-cert: %w", err)
+			return usageErr("ui: --listen-cert %s, --listen-key %s: %w", *cert, *key, err)
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}

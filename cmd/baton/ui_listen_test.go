@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,11 @@ func TestUIAdminNonLoopback(t *testing.T) {
 	}
 	if _, stderr, code := run(t, e, "ui", "--listen-cert", "x.pem"); code != 2 || !strings.Contains(stderr, "go together") {
 		t.Errorf("--listen-cert alone: exit %d, stderr %q", code, stderr)
+	}
+	// Files that do not load are bad usage too, as serve's --tls-cert.
+	missing := filepath.Join(t.TempDir(), "missing.pem")
+	if _, stderr, code := run(t, e, "ui", "--listen-cert", missing, "--listen-key", missing); code != 2 || !strings.Contains(stderr, "missing.pem") {
+		t.Errorf("--listen-cert that does not exist: exit %d, stderr %q; want 2", code, stderr)
 	}
 	for _, listen := range []string{"127.0.0.1", "[::1]", "localhost"} {
 		if !loopback(listen + ":8080") {
