@@ -19,8 +19,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	fs := m.newFlags("elect", "elect [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [--value V] [-- CMD [ARG…]]\n"+
 		"       baton elect --requeue [--store URL] [--ttl 10s] [--kill-after 10s] NAME [--value V] -- CMD [ARG…]\n"+
 		"       baton elect --observe [--json] NAME", &sf, true)
-	host, _ := os.Hostname()
-	value := fs.String("value", fmt.Sprintf("%s/%d", host, os.Getpid()), "this candidate's value, shown to observers")
+	value := fs.String("value", "", "this candidate's value `V`, shown to observers (empty: HOST/PID of this baton process)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not leader within this long, counted from the start even when nobody leads (unlike lock and semaphore, which take what is free whatever the timeout); 0 waits forever")
 	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
 	observe := fs.Bool("observe", false, "print one line per leader change instead of campaigning")
@@ -29,6 +28,10 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	name, argv, err := nameArgs(fs, &sf, args)
 	if err != nil {
 		return err
+	}
+	if *value == "" {
+		host, _ := os.Hostname()
+		*value = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
 	if argv != nil && len(argv) == 0 {
 		return usageErr("elect: no CMD after --")
