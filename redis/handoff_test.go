@@ -61,6 +61,7 @@ func TestMutexUncontendedCycle(t *testing.T) {
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	wakeChannels(t, ctx, c, 1) // subscribed by the first Lock, not counted
 	const cycles = 10
 	before := commandCalls(t, c)
 	for range cycles {
@@ -306,6 +307,7 @@ func TestMutexContendedKeyJoinsAtOnce(t *testing.T) {
 	}
 	// Scripts loaded, and the waiter's Client knows the key is contended.
 	wait(nil)
+	wakeChannels(t, ctx, ch, 2) // both Clients' channels, not counted
 	wait(map[string]int64{"evalsha": 1, "set": 1, "append": 1, "pttl": 1, "time": 1, "zadd": 1, "pexpire": 1})
 
 	// Free now: the acquire script takes it at once, and the next Lock

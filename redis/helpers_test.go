@@ -64,6 +64,19 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// wakeChannels waits until n wake channels are subscribed on c's server.
+// A Client subscribes its own on its first Lock without waiting for the
+// server (the connection, its HELLO and the SUBSCRIBE run in the
+// background), so a command count taken just after that Lock could
+// include them.
+func wakeChannels(t testing.TB, ctx context.Context, c *redis.Client, n int) {
+	t.Helper()
+	eventually(t, 10*time.Second, fmt.Sprintf("%d wake channels subscribed", n), func() bool {
+		chs, err := c.Redis().PubSubChannels(ctx, "baton:wake:*").Result()
+		return err == nil && len(chs) == n
+	})
+}
+
 func mustLost(t testing.TB, err error) {
 	t.Helper()
 	if !errors.Is(err, baton.ErrLost) {
