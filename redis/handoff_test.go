@@ -137,6 +137,7 @@ func TestMutexHandOffInRelease(t *testing.T) {
 	}
 	// One SUBSCRIBE per Client that called Lock (sent alongside its first
 	// Lock's first attempt), never one per wait.
+	wakeChannels(t, ctx, ch, 2)
 	if n := commandCalls(t, ch)["subscribe"]; n != 2 {
 		t.Fatalf("%d SUBSCRIBEs for 5 waits on one client and 6 holds on another, want 2", n)
 	}
@@ -228,6 +229,7 @@ func TestMutexManyLocksOneClient(t *testing.T) {
 	}
 	// One SUBSCRIBE per Client that called Lock: the holders' and the
 	// waiters'.
+	wakeChannels(t, ctx, cw, 2)
 	if n := commandCalls(t, cw)["subscribe"]; n != 2 {
 		l, _ := cw.Redis().ClientList(ctx).Result()
 		t.Fatalf("%d SUBSCRIBEs for %d waiting locks on one client and %d held on another, want 2\n%s", n, locks, locks, l)
