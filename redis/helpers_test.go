@@ -77,6 +77,17 @@ func wakeChannels(t testing.TB, ctx context.Context, c *redis.Client, n int) {
 	})
 }
 
+// renewedPast waits until e's hold has been renewed to expire later than
+// start+d (its renewals confirmed, however long that takes), checking
+// check between polls, and fails the test if that takes longer than 4d.
+func renewedPast(t testing.TB, e baton.Expirer, start time.Time, d time.Duration, check func()) {
+	t.Helper()
+	eventually(t, 4*d, fmt.Sprintf("the hold renewed past %v", d), func() bool {
+		check()
+		return e.Expiry().After(start.Add(d))
+	})
+}
+
 func mustLost(t testing.TB, err error) {
 	t.Helper()
 	if !errors.Is(err, baton.ErrLost) {

@@ -308,19 +308,19 @@ func TestMutexRenews(t *testing.T) {
 	c := dial(t, srv)
 	ctx := within(t, 10*time.Second)
 	key := freshKey(t)
-	m := redis.NewMutex(c, key, redis.WithTTL(600*time.Millisecond))
+	const ttl = 600 * time.Millisecond
+	m := redis.NewMutex(c, key, redis.WithTTL(ttl))
+	start := time.Now()
 	l, err := m.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := redis.NewMutex(c, key, redis.WithTTL(600*time.Millisecond))
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	other := redis.NewMutex(c, key, redis.WithTTL(ttl))
+	renewedPast(t, m, start, 3*ttl, func() {
 		if _, err := other.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
 			t.Fatalf("TryLock while held and renewed: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	})
 	if l.Err() != nil {
 		t.Fatal(l.Err())
 	}
