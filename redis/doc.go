@@ -28,7 +28,10 @@
 //	            deadline is the server time in ms after which a waiter that
 //	            stopped refreshing its place is skipped
 //
-// K:queue vanishes when nobody waits; K:token stays. Each Client
+// K:queue vanishes when nobody waits: when it empties, or when it
+// expires, its expiry kept between one and two entry lives ahead of the
+// last join or refresh, so a line whose waiters all died goes away.
+// K:token stays. Each Client
 // subscribes one pub/sub channel of its own, baton:wake:<random>, on its
 // first Lock (alongside that Lock's first attempt, so that a wait joins
 // the line without waiting for the subscription; TryLock never

@@ -310,7 +310,9 @@ func TestMutexContendedKeyJoinsAtOnce(t *testing.T) {
 	// Scripts loaded, and the waiter's Client knows the key is contended.
 	wait(nil)
 	wakeChannels(t, ctx, ch, 2) // both Clients' channels, not counted
-	wait(map[string]int64{"evalsha": 1, "set": 1, "append": 1, "pttl": 1, "time": 1, "zadd": 1, "pexpire": 1})
+	// PTTL twice: the holder's key (for the waiter's timer) and the new
+	// line's, which has no expiry yet and so is given one.
+	wait(map[string]int64{"evalsha": 1, "set": 1, "append": 1, "pttl": 2, "time": 1, "zadd": 1, "pexpire": 1})
 
 	// Free now: the acquire script takes it at once, and the next Lock
 	// tries the pipelined SET first.

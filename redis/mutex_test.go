@@ -140,6 +140,55 @@ func queued(t *testing.T, c *redis.Client, key string, n int64) {
 	})
 }
 
+// The line (K:queue) outlives every live entry in it, and is not written
+// on every join: a join or refresh pushes its expiry to two entry lives
+// (a ttl each) when less than one is left, and leaves a longer one alone.
+func TestLineOutlivesEntries(t *testing.T) {
+	srv := redistest.Start(t, redistest.Config{})
+	c := dial(t, srv)
+	ctx := within(t, 30*time.Second)
+	key := freshKey(t)
+	const ttl = 3 * time.Second
+	holder := redis.NewMutex(c, key, redis.WithTTL(ttl))
+	if _, err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	join := func(n int64) time.Duration {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = redis.NewMutex(dial(t, srv), key, redis.WithTTL(ttl)).Lock(wctx)
+		}()
+		queued(t, c, key, n)
+		d, err := c.Redis().PTTL(ctx, key+":queue").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := join(1); d <= ttl || d > 2*ttl {
+		t.Fatalf("a new line expires in %v, want in (%v, %v]", d, ttl, 2*ttl)
+	}
+	if err := c.Redis().PExpire(ctx, key+":queue", 10*ttl).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := join(2); d <= 9*ttl {
+		t.Fatalf("a join moved a line expiry of %v to %v; want it left alone", 10*ttl, d)
+	}
+	if err := c.Redis().PExpire(ctx, key+":queue", ttl/2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := join(3); d <= ttl || d > 2*ttl {
+		t.Fatalf("a join left a line with %v to live; want (%v, %v]", d, ttl, 2*ttl)
+	}
+}
+
 func TestMutexFIFO(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	c := dial(t, srv)

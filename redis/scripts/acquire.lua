@@ -112,9 +112,11 @@ end
 
 -- Mark a baton holder's value (32 hex digits, alone or before "." and
 -- the holder's identity; not marked yet), so its release looks at the line.
-local h32 = string.sub(cur, 1, 32)
-if string.len(h32) == 32 and not string.find(h32, '[^0-9a-f]') and
-   (string.len(cur) == 32 or (string.sub(cur, 33, 33) == '.' and string.sub(cur, -1) ~= '+')) then
+-- A value handed over is marked already: the last byte ("+" is 43) is
+-- looked at first, so that the usual join does no string work here.
+if string.byte(cur, -1) ~= 43 and string.len(cur) >= 32 and
+   not string.find(string.sub(cur, 1, 32), '[^0-9a-f]') and
+   (string.len(cur) == 32 or string.sub(cur, 33, 33) == '.') then
   redis.call('APPEND', KEYS[1], '+')
 end
 local pttl = redis.call('PTTL', KEYS[1])
@@ -126,5 +128,9 @@ if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
 local life = tonumber(ARGV[8])
 local entry = v .. '|' .. string.format('%d', now + life) .. '|' .. ARGV[2] .. '|' .. ARGV[7]
 redis.call('ZADD', KEYS[3], ticket, entry)
-redis.call('PEXPIRE', KEYS[3], 2 * life)
+-- The line outlives every live entry: its expiry is pushed to two entry
+-- lives whenever less than one is left, so an entry (which lives one) never
+-- outlasts it, and a line whose waiters all died goes away. (PEXPIRE is a
+-- write, rewritten for replication; PTTL is the cheaper of the two.)
+if redis.call('PTTL', KEYS[3]) < life then redis.call('PEXPIRE', KEYS[3], 2 * life) end
 return {0, pttl, entry, ticket}
