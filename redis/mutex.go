@@ -54,6 +54,7 @@ type Mutex struct {
 	ttl   time.Duration
 	ident *baton.Identity // WithIdentity's, or nil
 	obs   *observer       // nil: no telemetry
+	bad   error           // why the key or ttl cannot lock (checkHandle), or nil
 
 	gate   handle.Gate                 // one call at a time on this handle
 	levels handle.Reentrant[*liveLock] // what this handle holds, by level
@@ -65,7 +66,7 @@ type Mutex struct {
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
 	key = KeyOf(key)
-	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", "/"+key, o)}
+	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", "/"+key, o), bad: checkHandle(key, o.ttl)}
 }
 
 // Key is the lock's Redis key.
@@ -137,11 +138,8 @@ func (m *Mutex) Held() bool {
 func (m *Mutex) Expiry() time.Time { return expiryOf(&m.levels) }
 
 func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
-	if err := CheckKey(m.k.lock); err != nil {
-		return nil, err
-	}
-	if err := checkTTL(m.k.lock, m.ttl); err != nil {
-		return nil, err
+	if m.bad != nil {
+		return nil, m.bad
 	}
 	if err := m.gate.Enter(ctx); err != nil {
 		return nil, err

@@ -89,6 +89,7 @@ type Redlock struct {
 	ttl   time.Duration
 	ident *baton.Identity // WithIdentity's, or nil
 	obs   *observer       // nil: no telemetry
+	bad   error           // why the key or ttl cannot lock (checkHandle), or nil
 
 	gate   handle.Gate                 // one call at a time on this handle
 	levels handle.Reentrant[*liveLock] // what this handle holds, by level
@@ -103,7 +104,7 @@ type Redlock struct {
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	o := buildOptions(opts)
 	key = KeyOf(key)
-	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redlock", "/"+key, o)}
+	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redlock", "/"+key, o), bad: checkHandle(key, o.ttl)}
 }
 
 // Key is the lock's Redis key.
@@ -207,11 +208,8 @@ func (r *Redlock) count(rs []reply) tally {
 }
 
 func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
-	if err := CheckKey(r.k.lock); err != nil {
-		return nil, err
-	}
-	if err := checkTTL(r.k.lock, r.ttl); err != nil {
-		return nil, err
+	if r.bad != nil {
+		return nil, r.bad
 	}
 	if err := r.gate.Enter(ctx); err != nil {
 		return nil, err
