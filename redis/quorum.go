@@ -25,6 +25,11 @@ type Quorum struct {
 	// master that did not answer within the per-instance timeout, its
 	// client still trying); Close waits for them.
 	late sync.WaitGroup
+
+	mu      sync.Mutex
+	closed  bool
+	quit    chan struct{} // closed by Close: the workers stop
+	workers sync.WaitGroup
 }
 
 type node struct {
@@ -32,16 +37,65 @@ type node struct {
 	// late is set when the master missed a round's timeout, cleared when
 	// it answers one in time: a round asks it on a goroutine of its own.
 	late atomic.Bool
+
+	// jobs reaches the master's worker, a goroutine started by the first
+	// round that asks the master for rounds one request at a time: a
+	// round then starts no goroutine for it, and the worker's stack has
+	// grown to go-redis's depth once, not once per request (which costs
+	// more than the request's own work in the client). A request that
+	// finds the worker busy (still on a late request) runs on a goroutine
+	// of its own. The worker stops when the Quorum or the master's Client
+	// is closed.
+	jobs    chan func()
+	started atomic.Bool
 }
 
 // NewQuorum returns a Quorum over the given clients, one per master. It
 // does no I/O; Close does not close the clients.
 func NewQuorum(clients ...*Client) *Quorum {
-	q := &Quorum{}
+	q := &Quorum{quit: make(chan struct{})}
 	for _, c := range clients {
-		q.nodes = append(q.nodes, &node{c: c})
+		q.nodes = append(q.nodes, &node{c: c, jobs: make(chan func())})
 	}
 	return q
+}
+
+// post hands job to n's worker if it is idle, starting the worker first
+// if need be; false if the job must run on a goroutine of its own.
+func (q *Quorum) post(n *node, job func()) bool {
+	if !n.started.Load() {
+		q.start(n)
+	}
+	select {
+	case n.jobs <- job:
+		return true
+	default:
+		return false
+	}
+}
+
+// start starts n's worker, unless the Quorum is closed.
+func (q *Quorum) start(n *node) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || n.started.Load() {
+		return
+	}
+	n.started.Store(true)
+	q.workers.Add(1)
+	go func() {
+		defer q.workers.Done()
+		for {
+			select {
+			case job := <-n.jobs:
+				job()
+			case <-q.quit:
+				return
+			case <-n.c.hub.quit:
+				return
+			}
+		}
+	}()
 }
 
 // DialRedlock dials every URL (as Dial does) and returns a Quorum over
@@ -146,13 +200,20 @@ func closeAll(cs []*Client) {
 func (q *Quorum) Size() int { return len(q.nodes) }
 
 // Close closes the clients of the masters, and waits for the requests a
-// round left behind to end.
+// round left behind to end and for the masters' workers to stop.
 func (q *Quorum) Close() error {
+	q.mu.Lock()
+	if !q.closed {
+		q.closed = true
+		close(q.quit)
+	}
+	q.mu.Unlock()
 	var errs []error
 	for _, n := range q.nodes {
 		errs = append(errs, n.c.Close())
 	}
 	q.late.Wait()
+	q.workers.Wait()
 	return errors.Join(errs...)
 }
 
@@ -176,9 +237,9 @@ type reply struct {
 // caller changes after the round.
 //
 // One master that answered the last round in time is asked on the
-// calling goroutine, as the others are asked on goroutines of their own:
+// calling goroutine, and the others by their workers (see node.jobs):
 // an uncontended round then wakes the caller no more than the masters'
-// replies do.
+// replies do, and starts no goroutine.
 func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(ctx context.Context, n *node) reply) []reply {
 	out := make([]reply, len(q.nodes))
 	if len(q.nodes) == 0 {
@@ -214,10 +275,13 @@ func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(
 			continue
 		}
 		q.late.Add(1)
-		go func() {
+		job := func() {
 			defer q.late.Done()
 			answers <- answer{i, ask(n)}
-		}()
+		}
+		if !q.post(n, job) {
+			go job()
+		}
 	}
 	got := make([]bool, len(q.nodes))
 	waiting := len(q.nodes)
