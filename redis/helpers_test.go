@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -93,4 +94,11 @@ func mustLost(t testing.TB, err error) {
 	if !errors.Is(err, baton.ErrLost) {
 		t.Fatalf("want an error wrapping baton.ErrLost, got %v", err)
 	}
+}
+
+// goroutinesCreated is how many goroutines the process has started.
+func goroutinesCreated() uint64 {
+	m := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64()
 }
