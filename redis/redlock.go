@@ -543,8 +543,9 @@ func isTimeout(err error) bool {
 // baton.ErrPermission when so many masters refused that the lock may
 // stay taken on a majority until its ttl runs out.
 func (r *Redlock) release(ctx context.Context, value string, which []bool, at []place) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
+	// Sent even when ctx is done; the round bounds it by the per-instance
+	// timeout (well under cleanupTimeout).
+	cctx := context.WithoutCancel(ctx)
 	which, at = slices.Clone(which), slices.Clone(at) // read by the round after it returns, maybe
 	rs := r.q.round(cctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 		i := slices.Index(r.q.nodes, nd)
