@@ -51,7 +51,9 @@ type node struct {
 }
 
 // NewQuorum returns a Quorum over the given clients, one per master. It
-// does no I/O; Close does not close the clients.
+// does no I/O. The first round starts one goroutine per master, which
+// asks it for later rounds and stops when the Quorum or that master's
+// Client is closed.
 func NewQuorum(clients ...*Client) *Quorum {
 	q := &Quorum{quit: make(chan struct{})}
 	for _, c := range clients {
