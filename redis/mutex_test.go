@@ -160,10 +160,11 @@ func TestLineOutlivesEntries(t *testing.T) {
 		wg.Wait()
 	}()
 	join := func(n int64) time.Duration {
+		w := redis.NewMutex(dial(t, srv), key, redis.WithTTL(ttl))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = redis.NewMutex(dial(t, srv), key, redis.WithTTL(ttl)).Lock(wctx)
+			_, _ = w.Lock(wctx)
 		}()
 		queued(t, c, key, n)
 		d, err := c.Redis().PTTL(ctx, key+":queue").Result()
@@ -418,13 +419,22 @@ func TestMutexUnlockCancelledCtx(t *testing.T) {
 	if _, err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	unlockCancelled(t, ctx, m, key, []*redis.Client{c})
+}
+
+// unlockCancelled unlocks u with a ctx already cancelled and checks that
+// the lock's key is gone from every server.
+func unlockCancelled(t *testing.T, ctx context.Context, u interface{ Unlock(context.Context) error }, key string, servers []*redis.Client) {
+	t.Helper()
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := m.Unlock(done); err != nil {
+	if err := u.Unlock(done); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := c.Redis().Exists(ctx, key).Result(); n != 0 {
-		t.Fatal("lock key left behind by Unlock with a cancelled ctx")
+	for i, c := range servers {
+		if n, err := c.Redis().Exists(ctx, key).Result(); err != nil || n != 0 {
+			t.Fatalf("server %d: lock key left behind by Unlock with a cancelled ctx (%d, %v)", i, n, err)
+		}
 	}
 }
 

@@ -75,6 +75,21 @@ func TestRedlockLockUnlock(t *testing.T) {
 	_ = b.Unlock(ctx)
 }
 
+// TestRedlockUnlockCancelledCtx: a cancelled ctx still releases the lock
+// on every master (the release round is bounded by the per-instance
+// timeout, not by ctx).
+func TestRedlockUnlockCancelledCtx(t *testing.T) {
+	srvs := redistest.StartN(t, 3, redistest.Config{})
+	q := quorum(t, srvs)
+	ctx := within(t, 20*time.Second)
+	key := freshKey(t)
+	m := redis.NewRedlock(q, key, redis.WithTTL(rlTTL))
+	if _, err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	unlockCancelled(t, ctx, m, key, dialAll(t, srvs))
+}
+
 func TestRedlockExclusion(t *testing.T) {
 	srvs := redistest.StartN(t, 5, redistest.Config{})
 	ctx := within(t, 60*time.Second)
