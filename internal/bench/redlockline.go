@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -24,9 +25,10 @@ import (
 // makes, with none of what keeps the lines alive through failures (entry
 // deadlines and refreshes, the line's expiry, the server clock, the
 // restart guard, validity): a measuring stick for the contended
-// workload, not a lock. Votes split only when lines differ (at the
-// start); a waiter without a majority after a while gives back what it
-// has and asks again.
+// workload, not a lock. Votes split only when the keys were free and
+// different waiters took them (at the start); a waiter that holds some
+// masters but not a majority for a short, random while gives back what it
+// has and asks again, keeping its ticket and so its place.
 type RedlockLineFloor struct {
 	Addrs    []string
 	Password string
@@ -54,9 +56,12 @@ var (
 	redlockLineReleaseScript = goredis.NewScript(redlockLineRelease)
 )
 
-// redlockLineSplit is how long a waiter with some masters but not a
-// majority waits before giving them back.
-const redlockLineSplit = 200 * time.Millisecond
+// redlockLineSplit is the least a waiter holding some masters but not a
+// majority waits before giving them back; it waits up to twice that, at
+// random, so that split waiters do not give up in step and split again.
+// Hand-offs from one release reach all masters within a round trip, so a
+// partial hold that lasts this long is a split.
+const redlockLineSplit = 20 * time.Millisecond
 
 // Open connects one client per master and subscribes the client's
 // channel on each.
@@ -145,33 +150,37 @@ func (l *redlockLineLocker) Lock(ctx context.Context) error {
 }
 
 // wait waits until a majority of masters took or handed us the key; false
-// after a split vote lasted redlockLineSplit, or when ctx ended.
+// after it held some but not a majority for a split timeout, or when ctx
+// ended.
 func (l *redlockLineLocker) wait(ctx context.Context, got []bool) bool {
-	count := func() int {
+	need := len(got)/2 + 1
+	var split <-chan time.Time
+	for {
 		n := 0
 		for _, g := range got {
 			if g {
 				n++
 			}
 		}
-		return n
-	}
-	need := len(got)/2 + 1
-	t := time.NewTimer(redlockLineSplit)
-	defer t.Stop()
-	for count() < need {
+		if n >= need {
+			return true
+		}
+		if n > 0 && split == nil {
+			t := time.NewTimer(redlockLineSplit + rand.N(redlockLineSplit))
+			defer t.Stop()
+			split = t.C
+		}
 		select {
 		case m := <-l.c.msgs:
 			if m.payload == l.value {
 				got[m.master] = true
 			}
-		case <-t.C:
+		case <-split:
 			return false
 		case <-ctx.Done():
 			return false
 		}
 	}
-	return true
 }
 
 // giveUp leaves the lines and passes on what we were handed; it returns

@@ -93,12 +93,6 @@ func (r Result) Row() []string {
 		}
 		return fmt.Sprintf("%.3f", *p/1000)
 	}
-	num := func(p *float64, prec int) string {
-		if p == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%.*f", prec, *p)
-	}
 	mm := "-"
 	if r.MinPerClient != nil && r.MaxPerClient != nil {
 		mm = fmt.Sprintf("%d/%d", *r.MinPerClient, *r.MaxPerClient)
@@ -153,4 +147,12 @@ func WriteMarkdown(w io.Writer, rs []Result) error {
 		}
 	}
 	return nil
+}
+
+// num formats an optional figure with prec decimals, or "-" without one.
+func num(p *float64, prec int) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, *p)
 }
