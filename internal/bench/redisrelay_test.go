@@ -59,6 +59,22 @@ func TestRedisLineFloor(t *testing.T) {
 	handsOff(t, "line floor", RedisLineFloor{Addr: addrs[0]}, addrs, 9.1)
 }
 
+// TestRedisDeadlineFloor: the line floor with deadlines serves its
+// waiters in turn, one holder at a time, with at most 11 commands per
+// acquisition.
+func TestRedisDeadlineFloor(t *testing.T) {
+	addrs := redisAddrs(t, 1)
+	handsOff(t, "deadline floor", RedisLineFloor{Addr: addrs[0], Deadlines: true}, addrs, 11.1)
+}
+
+// TestRedisBlockingFloor: the blocking floor serves its waiters in turn,
+// one holder at a time, with at most 8 commands per acquisition (and the
+// holder's mark, once per holder).
+func TestRedisBlockingFloor(t *testing.T) {
+	addrs := redisAddrs(t, 1)
+	handsOff(t, "blocking floor", RedisBlockingFloor{Addr: addrs[0]}, addrs, 8.2)
+}
+
 // TestRedlockLineFloor: the Redlock line floor serves its waiters in
 // turn on a majority of three, one holder at a time. Per master: the join
 // script (SET NX, ZADD) and the release script (ZREM, GET, ZPOPMIN, SET,

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -53,4 +54,20 @@ func eachRedis(rcs []*goredis.Client, f func(rc *goredis.Client) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// values hands out the lock values of one floor client, "<prefix>|<n>":
+// unique, and the prefix (a channel, for the floors that publish) can be
+// read back from the value.
+type values struct {
+	prefix string
+	mu     sync.Mutex
+	n      int
+}
+
+func (v *values) next() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.n++
+	return v.prefix + "|" + strconv.Itoa(v.n)
 }

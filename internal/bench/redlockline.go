@@ -68,6 +68,7 @@ const redlockLineSplit = 20 * time.Millisecond
 func (f RedlockLineFloor) Open(ctx context.Context) (Client, error) {
 	c := &redlockLineClient{msgs: make(chan redlockLineMsg, 64)}
 	c.ch = fmt.Sprintf("redlockfloor:%p", c)
+	c.vals.prefix = c.ch
 	for i, a := range f.Addrs {
 		rc := goredis.NewClient(&goredis.Options{Addr: a, Password: f.Password, ContextTimeoutEnabled: true})
 		c.rcs = append(c.rcs, rc)
@@ -103,8 +104,7 @@ type redlockLineClient struct {
 	ch   string
 	msgs chan redlockLineMsg
 	wg   sync.WaitGroup
-	mu   sync.Mutex
-	n    int
+	vals values
 }
 
 // Locker returns a handle; a client's handles must not wait at once (they
@@ -127,10 +127,7 @@ type redlockLineLocker struct {
 func (l *redlockLineLocker) Lock(ctx context.Context) error {
 	ticket := strconv.FormatInt(time.Now().UnixMicro(), 10)
 	for {
-		l.c.mu.Lock()
-		l.c.n++
-		l.value = l.c.ch + "|" + strconv.Itoa(l.c.n)
-		l.c.mu.Unlock()
+		l.value = l.c.vals.next()
 		got := make([]bool, len(l.c.rcs))
 		errs := l.each(func(i int, rc *goredis.Client) error {
 			n, err := redlockLineJoinScript.Run(ctx, rc, l.keys, l.value, floorTTL.Milliseconds(), ticket).Int64()
