@@ -221,6 +221,16 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 		}
 		line := bench.Target{Impl: "line floor", Store: st, Factory: lf, Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
 		contenders = append([]bench.Target{relay, line}, impls...)
+		if u.Scheme == store.Redis {
+			// The deadline floor: the line floor whose entries carry a
+			// deadline the release checks, as issue 14 asks; the blocking
+			// floor: waiters blocked in BLPOP, no line of baton's own.
+			dl := bench.Target{Impl: "deadline floor", Store: st, Factory: bench.RedisLineFloor{Addr: u.Hosts[0], Password: u.Password, Deadlines: true},
+				Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
+			bl := bench.Target{Impl: "blocking floor", Store: st, Factory: bench.RedisBlockingFloor{Addr: u.Hosts[0], Password: u.Password},
+				Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
+			contenders = append([]bench.Target{relay, line, dl, bl}, impls...)
+		}
 	}
 	for _, n := range p.sweep {
 		if n == 8 {
