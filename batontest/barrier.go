@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // Ten clients wait on a barrier, one of them dies while waiting: it gets a
@@ -43,7 +44,7 @@ func testBarrierWait(t *testing.T, h Harness) {
 			res <- err
 		}(i)
 	}
-	if h.PendingWatches != nil && !waitFor(10*time.Second, func() bool { return h.PendingWatches(t) >= clients }) {
+	if h.PendingWatches != nil && !await.Within(10*time.Second, func() bool { return h.PendingWatches(t) >= clients }) {
 		t.Fatalf("only %d of %d waiters watching", h.PendingWatches(t), clients)
 	}
 	h.Expire(t, ss[0])
@@ -144,7 +145,7 @@ func testDoubleBarrier(t *testing.T, h Harness) {
 			left <- err
 		}(i)
 	}
-	if !waitFor(10*time.Second, func() bool { return leaving.Load() == n-1 }) {
+	if !await.Within(10*time.Second, func() bool { return leaving.Load() == n-1 }) {
 		t.Fatal("participants never started leaving")
 	}
 	select {
@@ -216,7 +217,7 @@ func testDoubleBarrierCancel(t *testing.T, h Harness) {
 	}
 	res := make(chan error, 1)
 	go func() { res <- baton.NewDoubleBarrier(ss[1], name, 3).Enter(ctx) }()
-	if !waitFor(10*time.Second, func() bool { return len(children(t, h, name)) == 1 }) {
+	if !await.Within(10*time.Second, func() bool { return len(children(t, h, name)) == 1 }) {
 		t.Fatal("never entered")
 	}
 	h.Expire(t, ss[1])

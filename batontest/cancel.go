@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // stepConn is a Conn that runs a hook at one step of an acquisition: after
@@ -193,7 +194,7 @@ func cancelAtStep(t *testing.T, h Harness, a acquirer, step string, cut cutKind)
 			}
 			waiter <- err
 		}()
-		if !waitFor(30*time.Second, func() bool { return nodesIn(t, h, dirs) > before }) {
+		if !await.Within(30*time.Second, func() bool { return nodesIn(t, h, dirs) > before }) {
 			t.Error("the waiter never queued")
 		}
 		switch cut {
@@ -231,7 +232,7 @@ func cancelAtStep(t *testing.T, h Harness, a acquirer, step string, cut cutKind)
 	}
 	// Everyone is done and the contender's session lives on: any node
 	// left is its orphan.
-	if !waitFor(30*time.Second, func() bool { return nodesIn(t, h, dirs) == 0 }) {
+	if !await.Within(30*time.Second, func() bool { return nodesIn(t, h, dirs) == 0 }) {
 		t.Fatalf("%d nodes left by a contender cancelled at %s", nodesIn(t, h, dirs), step)
 	}
 }

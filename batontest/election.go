@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // Campaign, Leader, Proclaim and Resign: candidates lead in the order they
@@ -39,7 +40,7 @@ func testElectionBasic(t *testing.T, h Harness) {
 			won <- i
 		}(i)
 		want := i + 1
-		if !waitFor(10*time.Second, func() bool { return len(children(t, h, name)) == want }) {
+		if !await.Within(10*time.Second, func() bool { return len(children(t, h, name)) == want }) {
 			t.Fatalf("candidate %d never joined", i)
 		}
 	}
@@ -124,7 +125,7 @@ func testElectionObserve(t *testing.T, h Harness) {
 	}
 	bwon := make(chan error, 1)
 	go func() { bwon <- b.Campaign(ctx, []byte("b")) }()
-	if !waitFor(10*time.Second, func() bool { return len(children(t, h, name)) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return len(children(t, h, name)) == 2 }) {
 		t.Fatal("b never joined")
 	}
 	if err := a.Resign(ctx); err != nil {
@@ -207,7 +208,7 @@ func testElectionForeignCandidate(t *testing.T, h Harness) {
 		}
 		return
 	}
-	if !waitFor(10*time.Second, func() bool { return len(children(t, h, name)) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return len(children(t, h, name)) == 2 }) {
 		t.Fatal("never joined")
 	}
 	select {
@@ -235,7 +236,7 @@ func testElectionCancel(t *testing.T, h Harness) {
 	res := make(chan error, 1)
 	e := baton.NewElection(ss[1], name)
 	go func() { res <- e.Campaign(wctx, nil) }()
-	if !waitFor(10*time.Second, func() bool { return len(children(t, h, name)) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return len(children(t, h, name)) == 2 }) {
 		t.Fatal("never joined")
 	}
 	cancel()
@@ -304,10 +305,10 @@ func runCandidates(ctx context.Context, t *testing.T, h Harness, name string, ss
 			res <- [2]any{i, err}
 		}(i)
 	}
-	if !waitFor(10*time.Second, func() bool { return log.startCount() == 1 }) {
+	if !await.Within(10*time.Second, func() bool { return log.startCount() == 1 }) {
 		t.Fatal("nobody ever led")
 	}
-	if !waitFor(10*time.Second, func() bool { return len(children(t, h, name)) == len(ss) }) {
+	if !await.Within(10*time.Second, func() bool { return len(children(t, h, name)) == len(ss) }) {
 		t.Fatal("not every candidate joined")
 	}
 	return log, res
@@ -325,7 +326,7 @@ func testElectionRunExpiry(t *testing.T, h Harness) {
 	log, res := runCandidates(rctx, t, h, name, ss)
 	old := log.lastStart()
 	h.Expire(t, ss[old])
-	if !waitFor(20*time.Second, func() bool { return log.startCount() == 2 }) {
+	if !await.Within(20*time.Second, func() bool { return log.startCount() == 2 }) {
 		t.Fatal("no new leader after the leader's session expired")
 	}
 	select {
@@ -378,7 +379,7 @@ func testElectionRunPartition(t *testing.T, h Harness) {
 	old := log.lastStart()
 	heal := h.Partition(t, ss[old])
 	defer heal()
-	if !waitFor(20*time.Second, func() bool { return log.startCount() == 2 }) {
+	if !await.Within(20*time.Second, func() bool { return log.startCount() == 2 }) {
 		t.Fatal("no new leader after the leader was cut off")
 	}
 	log.mu.Lock()
@@ -419,14 +420,14 @@ func testElectionNodeDeleted(t *testing.T, h Harness) {
 	if err := ss[1-old].Conn().Delete(ctx, node); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(20*time.Second, func() bool { return log.startCount() == 2 }) {
+	if !await.Within(20*time.Second, func() bool { return log.startCount() == 2 }) {
 		t.Fatal("no new leader after the leader's node was deleted")
 	}
 	if log.lastStart() != 1-old {
 		t.Fatal("the deposed leader led again before the other candidate")
 	}
 	// The deposed leader rejoined the line behind the new one.
-	if !waitFor(10*time.Second, func() bool { return len(children(t, h, name)) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return len(children(t, h, name)) == 2 }) {
 		t.Fatal("the deposed leader did not campaign again")
 	}
 	log.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // opener returns a SessionFunc opening sessions of ttl on h (0: the
@@ -174,7 +175,7 @@ func testGroupMemberSessionLoss(t *testing.T, h Harness) {
 		t.Fatalf("member node owned by %s, want %s", ms[0].Node.Owner, first.ID())
 	}
 	h.Expire(t, first)
-	if !waitFor(30*time.Second, func() bool {
+	if !await.Within(30*time.Second, func() bool {
 		ms, err := g.Members(ctx)
 		return err == nil && len(ms) == 1 && ms[0].Node.Token != token &&
 			len(opened()) >= 2 && ms[0].Node.Owner != first.ID() && string(ms[0].Data) == "d"
@@ -224,7 +225,7 @@ func testPersistentNodeRecreated(t *testing.T, h Harness) {
 			// ephemeral one goes with the old session).
 			s1 := p.Session()
 			h.Expire(t, s1)
-			if !waitFor(30*time.Second, func() bool { s := p.Session(); return s != nil && s != s1 && s.Err() == nil }) {
+			if !await.Within(30*time.Second, func() bool { s := p.Session(); return s != nil && s != s1 && s.Err() == nil }) {
 				t.Fatal("no new session after expiry")
 			}
 			n2 := waitNode(t, ctx, c, path, func() int64 {
@@ -268,7 +269,7 @@ func testPersistentNodeRecreated(t *testing.T, h Harness) {
 func waitNode(t *testing.T, ctx context.Context, c baton.Conn, path string, token int64) baton.Node {
 	t.Helper()
 	var n baton.Node
-	if !waitFor(30*time.Second, func() bool {
+	if !await.Within(30*time.Second, func() bool {
 		var err error
 		_, n, err = c.Get(ctx, path)
 		return err == nil && (token == 0 || n.Token != token)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // multiNames returns n lock names under one fresh path.
@@ -191,7 +192,7 @@ func testMultiLockPartialFailure(t *testing.T, h Harness) {
 		cctx, ccancel := context.WithCancel(ctx)
 		res := make(chan error, 1)
 		go func() { _, err := m.Lock(cctx); res <- err }()
-		if !waitFor(10*time.Second, func() bool { return counts()[k] == 2 }) {
+		if !await.Within(10*time.Second, func() bool { return counts()[k] == 2 }) {
 			ccancel()
 			t.Fatalf("part %d held: the multi-lock never queued on it: %v", k, counts())
 		}
@@ -352,7 +353,7 @@ func (l lingering) Lock(ctx context.Context) (*baton.Lease, error) {
 	lease, err := l.Mutex.Lock(ctx)
 	if err == nil {
 		n := l.taken.Add(1)
-		waitFor(300*time.Millisecond, func() bool { return l.taken.Load() > n })
+		await.Within(300*time.Millisecond, func() bool { return l.taken.Load() > n })
 	}
 	return lease, err
 }

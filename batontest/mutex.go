@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // lockNodes counts the lock contenders under dir.
@@ -39,7 +40,7 @@ func testMutexSeeds(t *testing.T, h Harness) {
 		// Queue client i only after client i-1 has its node, so the
 		// creation order is known.
 		want := i + 1
-		if !waitFor(10*time.Second, func() bool { return lockNodes(t, h, name) == want-1 }) {
+		if !await.Within(10*time.Second, func() bool { return lockNodes(t, h, name) == want-1 }) {
 			t.Fatalf("client %d never queued", i-1)
 		}
 		wg.Add(1)
@@ -55,7 +56,7 @@ func testMutexSeeds(t *testing.T, h Harness) {
 			<-ss[i].Done()
 		}(i)
 	}
-	if !waitFor(10*time.Second, func() bool { return lockNodes(t, h, name) == 3 }) {
+	if !await.Within(10*time.Second, func() bool { return lockNodes(t, h, name) == 3 }) {
 		t.Fatal("waiters never queued")
 	}
 	if err := ss[0].Close(ctx); err != nil {
@@ -152,14 +153,14 @@ func testMutexHerd(t *testing.T, h Harness) {
 			got <- i
 		}(i)
 	}
-	if !waitFor(20*time.Second, func() bool { return lockNodes(t, h, name) == waiters+1 }) {
+	if !await.Within(20*time.Second, func() bool { return lockNodes(t, h, name) == waiters+1 }) {
 		t.Fatal("waiters never queued")
 	}
 	// Every waiter watches its predecessor, and the holder its own node;
 	// where the store can say how many watches are pending, wait until all
 	// are set so that every release must wake exactly one.
 	exact := h.PendingWatches != nil
-	if exact && !waitFor(20*time.Second, func() bool { return h.PendingWatches(t) >= waiters+1 }) {
+	if exact && !await.Within(20*time.Second, func() bool { return h.PendingWatches(t) >= waiters+1 }) {
 		t.Fatalf("only %d of %d watches set", h.PendingWatches(t), waiters+1)
 	}
 	// Setting a watch sends no notification, so counting from here counts
@@ -205,7 +206,7 @@ func testMutexCancel(t *testing.T, h Harness) {
 		_, err := baton.NewMutex(ss[1], name).Lock(wctx)
 		res <- err
 	}()
-	if !waitFor(10*time.Second, func() bool { return lockNodes(t, h, name) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return lockNodes(t, h, name) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	cancel()
@@ -303,7 +304,7 @@ func testMutexExpiry(t *testing.T, h Harness) {
 	got := make(chan error, 1)
 	m := baton.NewMutex(ss[1], name)
 	go func() { _, err := m.Lock(ctx); got <- err }()
-	if !waitFor(10*time.Second, func() bool { return lockNodes(t, h, name) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return lockNodes(t, h, name) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	h.Expire(t, ss[0])
@@ -336,7 +337,7 @@ func testMutexWaiterLost(t *testing.T, h Harness) {
 	}
 	res := make(chan error, 1)
 	go func() { _, err := baton.NewMutex(ss[1], name).Lock(ctx); res <- err }()
-	if !waitFor(10*time.Second, func() bool { return lockNodes(t, h, name) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return lockNodes(t, h, name) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	h.Expire(t, ss[1])

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // queueItems is the number of items each producer puts in the load tests:
@@ -126,7 +127,7 @@ func killMidway(ctx context.Context, t *testing.T, h Harness, producers []*baton
 		produce(ctx, t, producers, put, items, pause)
 	}()
 	quarter := int64(len(producers) * items / 4)
-	if !waitFor(timeout/2, func() bool { return done() >= quarter }) {
+	if !await.Within(timeout/2, func() bool { return done() >= quarter }) {
 		close(pause)
 		<-produced
 		t.Fatalf("only %d of %d items through before the kill", done(), quarter)
@@ -162,7 +163,7 @@ func waitEmpty(t *testing.T, h Harness, name string) bool {
 	t.Helper()
 	s := h.Open(t, LoadTTL)
 	q := baton.NewQueue(s, name)
-	return waitFor(timeout/2, func() bool { n, err := q.Len(testCtx(t)); return err == nil && n == 0 })
+	return await.Within(timeout/2, func() bool { n, err := q.Len(testCtx(t)); return err == nil && n == 0 })
 }
 
 // drainFailed reports what was left when a queue never drained.

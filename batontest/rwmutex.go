@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // kindNodes counts the children of dir of one kind.
@@ -161,7 +162,7 @@ func testRWMutexWriterFirst(t *testing.T, h Harness) {
 		note("writer")
 		wgot <- err
 	}()
-	if !waitFor(10*time.Second, func() bool { return rwNodes(t, h, name) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return rwNodes(t, h, name) == 2 }) {
 		t.Fatal("writer never queued")
 	}
 	rgot := make(chan error, 2)
@@ -173,7 +174,7 @@ func testRWMutexWriterFirst(t *testing.T, h Harness) {
 			rgot <- err
 		}()
 	}
-	if !waitFor(10*time.Second, func() bool { return rwNodes(t, h, name) == 4 }) {
+	if !await.Within(10*time.Second, func() bool { return rwNodes(t, h, name) == 4 }) {
 		t.Fatal("later readers never queued")
 	}
 	if err := r0.RUnlock(ctx); err != nil {
@@ -231,11 +232,11 @@ func testRWMutexHerdFree(t *testing.T, h Harness) {
 			got <- err
 		}(i)
 		want := i + 1
-		if !waitFor(10*time.Second, func() bool { return rwNodes(t, h, name) == want }) {
+		if !await.Within(10*time.Second, func() bool { return rwNodes(t, h, name) == want }) {
 			t.Fatalf("waiter %d never queued", i)
 		}
 	}
-	if h.PendingWatches != nil && !waitFor(10*time.Second, func() bool { return h.PendingWatches(t) >= waiters+1 }) {
+	if h.PendingWatches != nil && !await.Within(10*time.Second, func() bool { return h.PendingWatches(t) >= waiters+1 }) {
 		t.Fatalf("only %d of %d watches set", h.PendingWatches(t), waiters+1)
 	}
 	// A holder's watch on its own node, told of its own release, is not a
@@ -278,7 +279,7 @@ func testRWMutexCancel(t *testing.T, h Harness) {
 	wctx, cancel := context.WithCancel(ctx)
 	res := make(chan error, 1)
 	go func() { _, err := baton.NewRWMutex(ss[1], name).RLock(wctx); res <- err }()
-	if !waitFor(10*time.Second, func() bool { return rwNodes(t, h, name) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return rwNodes(t, h, name) == 2 }) {
 		t.Fatal("reader never queued")
 	}
 	cancel()
@@ -349,12 +350,12 @@ func testRWMutexExpiry(t *testing.T, h Harness) {
 	w := baton.NewRWMutex(ss[1], name)
 	wgot := make(chan error, 1)
 	go func() { _, err := w.Lock(ctx); wgot <- err }()
-	if !waitFor(10*time.Second, func() bool { return rwNodes(t, h, name) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return rwNodes(t, h, name) == 2 }) {
 		t.Fatal("writer never queued")
 	}
 	rgot := make(chan error, 1)
 	go func() { _, err := baton.NewRWMutex(ss[2], name).RLock(ctx); rgot <- err }()
-	if !waitFor(10*time.Second, func() bool { return rwNodes(t, h, name) == 3 }) {
+	if !await.Within(10*time.Second, func() bool { return rwNodes(t, h, name) == 3 }) {
 		t.Fatal("second reader never queued")
 	}
 	h.Expire(t, ss[2])
@@ -410,7 +411,7 @@ func testRWMutexWithMutex(t *testing.T, h Harness) {
 		}
 		got <- err
 	}()
-	if !waitFor(10*time.Second, func() bool { return kindNodes(t, h, name, baton.KindLock) == 1 }) {
+	if !await.Within(10*time.Second, func() bool { return kindNodes(t, h, name, baton.KindLock) == 1 }) {
 		t.Fatal("the Mutex never queued")
 	}
 	for i, r := range rs {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // Three selectors Run with requeue: leaderships never overlap, tokens
@@ -52,7 +53,7 @@ func testSelectorRequeue(t *testing.T, h Harness) {
 			})
 		}()
 	}
-	if !waitFor(60*time.Second, enough) {
+	if !await.Within(60*time.Second, enough) {
 		mu.Lock()
 		defer mu.Unlock()
 		t.Fatalf("turns led %v: not every candidate led %d times", led, turns)
@@ -181,7 +182,7 @@ func testSelectorObserveAndExpiry(t *testing.T, h Harness) {
 			return nil
 		})
 	}()
-	if !waitFor(10*time.Second, sel.Leading) {
+	if !await.Within(10*time.Second, sel.Leading) {
 		t.Fatal("never led")
 	}
 	h.Expire(t, ss[0])

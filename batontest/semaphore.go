@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // leaseNodes counts the semaphore's lease nodes.
@@ -129,7 +130,7 @@ func testSemaphoreCancel(t *testing.T, h Harness) {
 	wctx, cancel := context.WithCancel(ctx)
 	res := make(chan error, 1)
 	go func() { _, err := baton.NewSemaphore(ss[1], name, 1).Acquire(wctx); res <- err }()
-	if !waitFor(10*time.Second, func() bool { return leaseNodes(t, h, name) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return leaseNodes(t, h, name) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	cancel()
@@ -162,13 +163,13 @@ func testSemaphoreDeadHolder(t *testing.T, h Harness) {
 	}
 	got := make(chan error, 1)
 	go func() { _, err := baton.NewSemaphore(ss[permits], name, permits).Acquire(ctx); got <- err }()
-	if !waitFor(10*time.Second, func() bool { return leaseNodes(t, h, name) == permits+1 }) {
+	if !await.Within(10*time.Second, func() bool { return leaseNodes(t, h, name) == permits+1 }) {
 		t.Fatal("waiter never queued")
 	}
 	// A second waiter queues on the mutex behind the first; kill it there.
 	lost := make(chan error, 1)
 	go func() { _, err := baton.NewSemaphore(ss[permits+1], name, permits).Acquire(ctx); lost <- err }()
-	if !waitFor(10*time.Second, func() bool { return kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock) == 2 }) {
 		t.Fatal("second waiter never queued")
 	}
 	h.Expire(t, ss[permits+1])
@@ -243,12 +244,12 @@ func testSemaphoreHerdFree(t *testing.T, h Harness) {
 		}
 	}()
 	locks := baton.Join(name, "locks")
-	if !waitFor(20*time.Second, func() bool { return kindNodes(t, h, locks, baton.KindLock) == waiters }) {
+	if !await.Within(20*time.Second, func() bool { return kindNodes(t, h, locks, baton.KindLock) == waiters }) {
 		t.Fatal("waiters never queued")
 	}
 	// One watches the leases, the others each the lock node before theirs
 	// (ZooKeeper's count leaves out the child watch on the leases).
-	if h.PendingWatches != nil && !waitFor(20*time.Second, func() bool { return h.PendingWatches(t) >= waiters-1 }) {
+	if h.PendingWatches != nil && !await.Within(20*time.Second, func() bool { return h.PendingWatches(t) >= waiters-1 }) {
 		t.Fatalf("only %d of %d watches set", h.PendingWatches(t), waiters-1)
 	}
 	before := firesExcept(t, h, ss, ss[0])
@@ -259,7 +260,7 @@ func testSemaphoreHerdFree(t *testing.T, h Harness) {
 		t.FailNow()
 	}
 	// The next in line has the Mutex and watches the leases again.
-	if !waitFor(20*time.Second, func() bool {
+	if !await.Within(20*time.Second, func() bool {
 		return kindNodes(t, h, locks, baton.KindLock) == waiters-1 && leaseNodes(t, h, name) == permits+1
 	}) {
 		t.Fatal("the next acquirer never took its place")

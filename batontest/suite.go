@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // suite lists every conformance test. Recipes add theirs here.
@@ -178,19 +179,7 @@ func observer(t *testing.T, h Harness) *baton.Session {
 // call returns at once; a request it abandoned in flight (a create whose
 // reply had not come) is undone in the background, so what it made may
 // outlive its return by a round trip.
-func settles(cond func() bool) bool { return waitFor(10*time.Second, cond) }
-
-// waitFor polls cond every few milliseconds until it holds or d passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return cond()
-}
+func settles(cond func() bool) bool { return await.Within(10*time.Second, cond) }
 
 // firesExcept returns the watch notifications seen so far across ss except
 // by releaser: the one a holder's watch on its own node gets when it

@@ -2,12 +2,14 @@ package memory_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/memory"
 )
 
@@ -37,20 +39,9 @@ func TestDelayedWatches(t *testing.T) {
 		}
 		m := baton.NewMutex(s, "/delayed")
 		// Queue the clients one after another so their order is known.
-		queued := make(chan struct{})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			go func() {
-				for {
-					kids, _ := s.Conn().Children(ctx, "/delayed")
-					if len(kids) >= i+2 || ctx.Err() != nil {
-						close(queued)
-						return
-					}
-					time.Sleep(time.Millisecond)
-				}
-			}()
 			l, err := m.Lock(ctx)
 			if err != nil {
 				t.Errorf("client %d: %v", i, err)
@@ -64,7 +55,11 @@ func TestDelayedWatches(t *testing.T) {
 				t.Errorf("client %d unlock: %v", i, err)
 			}
 		}()
-		<-queued
+		// Look, not watch: the test counts the store's watch notifications.
+		await.Until(t, 10*time.Second, fmt.Sprintf("client %d in line", i), func() bool {
+			kids, err := s.Conn().Children(ctx, "/delayed")
+			return err == nil && len(kids) >= i+2
+		})
 	}
 	if err := first.Unlock(ctx); err != nil {
 		t.Fatal(err)

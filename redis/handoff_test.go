@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 	goredis "github.com/redis/go-redis/v9"
@@ -150,10 +151,7 @@ func TestMutexHandOffInRelease(t *testing.T) {
 // (it died) is skipped by the release, which hands the lock to the next
 // live waiter.
 func TestMutexSkipsExpiredEntry(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 20*time.Second)
-	key := freshKey(t)
+	srv, c, ctx, key := oneServer(t, 20*time.Second)
 	h := redis.NewMutex(c, key, redis.WithTTL(10*time.Second))
 	if _, err := h.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -241,10 +239,7 @@ func TestMutexManyLocksOneClient(t *testing.T) {
 // the holder's back and taken since), the release puts it back, with a
 // ttl, and reports the loss.
 func TestMutexReleaseRestoresForeignKey(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 10*time.Second)
-	key := freshKey(t)
+	_, c, ctx, key := oneServer(t, 10*time.Second)
 	const ttl = 10 * time.Second
 	m := redis.NewMutex(c, key, redis.WithTTL(ttl))
 	if _, err := m.Lock(ctx); err != nil {
@@ -289,7 +284,7 @@ func TestMutexContendedKeyJoinsAtOnce(t *testing.T) {
 			_, err := w.Lock(ctx)
 			got <- err
 		}()
-		eventually(t, 10*time.Second, "waiter in line", func() bool {
+		await.Until(t, 10*time.Second, "waiter in line", func() bool {
 			return ch.Redis().ZCard(ctx, key+":queue").Val() == 1
 		})
 		joined := delta(before, commandCalls(t, ch))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 )
@@ -36,6 +37,14 @@ func dial(t testing.TB, srv *redistest.Server) *redis.Client {
 	return c
 }
 
+// oneServer starts a Redis server for the test and returns it, a Client
+// on it, a ctx that ends after d and a key of the test's own.
+func oneServer(t testing.TB, d time.Duration) (*redistest.Server, *redis.Client, context.Context, string) {
+	t.Helper()
+	srv := redistest.Start(t, redistest.Config{})
+	return srv, dial(t, srv), within(t, d), freshKey(t)
+}
+
 // within returns a context that ends after d, cancelled when the test ends.
 func within(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -53,18 +62,6 @@ func waitDone(t testing.TB, l *baton.Lease, d time.Duration) {
 	}
 }
 
-// eventually polls cond until it holds, failing the test after d.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // wakeChannels waits until n wake channels are subscribed on c's server.
 // A Client subscribes its own on its first Lock without waiting for the
 // server (the connection, its HELLO and the SUBSCRIBE run in the
@@ -72,7 +69,7 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 // include them.
 func wakeChannels(t testing.TB, ctx context.Context, c *redis.Client, n int) {
 	t.Helper()
-	eventually(t, 10*time.Second, fmt.Sprintf("%d wake channels subscribed", n), func() bool {
+	await.Until(t, 10*time.Second, fmt.Sprintf("%d wake channels subscribed", n), func() bool {
 		chs, err := c.Redis().PubSubChannels(ctx, "baton:wake:*").Result()
 		return err == nil && len(chs) == n
 	})
@@ -83,7 +80,7 @@ func wakeChannels(t testing.TB, ctx context.Context, c *redis.Client, n int) {
 // check between polls, and fails the test if that takes longer than 4d.
 func renewedPast(t testing.TB, e baton.Expirer, start time.Time, d time.Duration, check func()) {
 	t.Helper()
-	eventually(t, 4*d, fmt.Sprintf("the hold renewed past %v", d), func() bool {
+	await.Until(t, 4*d, fmt.Sprintf("the hold renewed past %v", d), func() bool {
 		check()
 		return e.Expiry().After(start.Add(d))
 	})

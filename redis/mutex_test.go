@@ -9,15 +9,13 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 )
 
 func TestMutexLockUnlock(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 10*time.Second)
-	key := freshKey(t)
+	_, c, ctx, key := oneServer(t, 10*time.Second)
 	m := redis.NewMutex(c, key, redis.WithTTL(time.Second))
 
 	l, err := m.Lock(ctx)
@@ -60,10 +58,7 @@ func TestMutexLockUnlock(t *testing.T) {
 }
 
 func TestMutexTryLock(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 10*time.Second)
-	key := freshKey(t)
+	_, c, ctx, key := oneServer(t, 10*time.Second)
 	a := redis.NewMutex(c, key, redis.WithTTL(time.Second))
 	b := redis.NewMutex(c, key, redis.WithTTL(time.Second))
 	if _, err := a.TryLock(ctx); err != nil {
@@ -134,7 +129,7 @@ func TestMutexExclusion(t *testing.T) {
 // queued waits until n waiters are in key's line.
 func queued(t *testing.T, c *redis.Client, key string, n int64) {
 	t.Helper()
-	eventually(t, 10*time.Second, "waiters in line", func() bool {
+	await.Until(t, 10*time.Second, "waiters in line", func() bool {
 		got, _ := c.Redis().ZCard(context.Background(), key+":queue").Result()
 		return got == n
 	})
@@ -144,10 +139,7 @@ func queued(t *testing.T, c *redis.Client, key string, n int64) {
 // on every join: a join or refresh pushes its expiry to two entry lives
 // (a ttl each) when less than one is left, and leaves a longer one alone.
 func TestLineOutlivesEntries(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 30*time.Second)
-	key := freshKey(t)
+	srv, c, ctx, key := oneServer(t, 30*time.Second)
 	const ttl = 3 * time.Second
 	holder := redis.NewMutex(c, key, redis.WithTTL(ttl))
 	if _, err := holder.Lock(ctx); err != nil {
@@ -191,10 +183,7 @@ func TestLineOutlivesEntries(t *testing.T) {
 }
 
 func TestMutexFIFO(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 30*time.Second)
-	key := freshKey(t)
+	srv, c, ctx, key := oneServer(t, 30*time.Second)
 	holder := redis.NewMutex(c, key, redis.WithTTL(2*time.Second))
 	if _, err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -244,10 +233,7 @@ func TestMutexFIFO(t *testing.T) {
 }
 
 func TestMutexCancelLeavesLine(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 10*time.Second)
-	key := freshKey(t)
+	srv, c, ctx, key := oneServer(t, 10*time.Second)
 	a := redis.NewMutex(c, key, redis.WithTTL(2*time.Second))
 	if _, err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -294,10 +280,7 @@ func TestMutexCancelLeavesLine(t *testing.T) {
 // TestMutexWakesOnExpiry: a holder that never releases (here a foreign
 // client's SET) is waited out through the key's remaining ttl, no message.
 func TestMutexWakesOnExpiry(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 10*time.Second)
-	key := freshKey(t)
+	_, c, ctx, key := oneServer(t, 10*time.Second)
 	if err := c.Redis().Set(ctx, key, "someone-else", 300*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -336,10 +319,7 @@ func TestMutexLostOnKill(t *testing.T) {
 // TestMutexLostWhenStolen: a key deleted under the holder is noticed at the
 // next renewal.
 func TestMutexLostWhenStolen(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 10*time.Second)
-	key := freshKey(t)
+	_, c, ctx, key := oneServer(t, 10*time.Second)
 	m := redis.NewMutex(c, key, redis.WithTTL(300*time.Millisecond))
 	l, err := m.Lock(ctx)
 	if err != nil {
@@ -354,10 +334,7 @@ func TestMutexLostWhenStolen(t *testing.T) {
 
 // TestMutexRenews: a holder keeps the lock well past its ttl.
 func TestMutexRenews(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 10*time.Second)
-	key := freshKey(t)
+	_, c, ctx, key := oneServer(t, 10*time.Second)
 	const ttl = 600 * time.Millisecond
 	m := redis.NewMutex(c, key, redis.WithTTL(ttl))
 	start := time.Now()
@@ -382,10 +359,7 @@ func TestMutexRenews(t *testing.T) {
 // TestMutexTokensSurviveRestart: the token counter is seeded from the
 // server clock, so a server restarted empty keeps tokens increasing.
 func TestMutexTokensSurviveRestart(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 20*time.Second)
-	key := freshKey(t)
+	srv, c, ctx, key := oneServer(t, 20*time.Second)
 	m := redis.NewMutex(c, key, redis.WithTTL(time.Second))
 	var last int64
 	for range 3 {
@@ -398,7 +372,7 @@ func TestMutexTokensSurviveRestart(t *testing.T) {
 	}
 	srv.Restart()
 	var l *baton.Lease
-	eventually(t, 10*time.Second, "lock after restart", func() bool {
+	await.Until(t, 10*time.Second, "lock after restart", func() bool {
 		var err error
 		l, err = m.TryLock(ctx)
 		return err == nil
@@ -411,10 +385,7 @@ func TestMutexTokensSurviveRestart(t *testing.T) {
 
 // TestMutexUnlockCancelledCtx: a cancelled ctx still releases the lock.
 func TestMutexUnlockCancelledCtx(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
-	c := dial(t, srv)
-	ctx := within(t, 10*time.Second)
-	key := freshKey(t)
+	_, c, ctx, key := oneServer(t, 10*time.Second)
 	m := redis.NewMutex(c, key, redis.WithTTL(5*time.Second))
 	if _, err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -474,7 +445,7 @@ func TestMutexWakeAfterReconnect(t *testing.T) {
 	}
 	roundTrip()
 	srv.Restart()
-	eventually(t, 10*time.Second, "server back", func() bool {
+	await.Until(t, 10*time.Second, "server back", func() bool {
 		return ch.Redis().Ping(ctx).Err() == nil && cw.Redis().Ping(ctx).Err() == nil
 	})
 	roundTrip()

@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 )
@@ -123,7 +124,7 @@ func TestPermissionErrors(t *testing.T) {
 			_, err := b.Lock(ctx)
 			got <- err
 		}()
-		eventually(t, 5*time.Second, "b to wait in line", func() bool {
+		await.Until(t, 5*time.Second, "b to wait in line", func() bool {
 			n, _ := admin.Redis().ZCard(ctx, "scoped:queue").Result()
 			return n == 1
 		})
@@ -205,7 +206,7 @@ func TestRedlockPermissionErrors(t *testing.T) {
 	}
 	// Once the masters count (up for a ttl), an admin's TryLock holds.
 	adminQ := quorum(t, srvs)
-	eventually(t, 10*time.Second, "the masters to count toward a quorum", func() bool {
+	await.Until(t, 10*time.Second, "the masters to count toward a quorum", func() bool {
 		r := redis.NewRedlock(adminQ, freshKey(t), redis.WithTTL(rlTTL))
 		if _, err := r.TryLock(ctx); err != nil {
 			return false

@@ -3,6 +3,8 @@ package redis
 import (
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/await"
 )
 
 func TestTrustRunID(t *testing.T) {
@@ -19,13 +21,7 @@ func TestTrustRunID(t *testing.T) {
 	if s.trusted(ttl) {
 		t.Fatal("changed run_id trusted at once")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !s.trusted(ttl) {
-		if time.Now().After(deadline) {
-			t.Fatal("changed run_id never trusted again")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.Until(t, 5*time.Second, "a changed run_id to be trusted again", func() bool { return s.trusted(ttl) })
 	s.saw("b", 0)
 	if !s.trusted(ttl) {
 		t.Fatal("a later reading of the same run_id (uptime in whole seconds) undid the trust")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 )
@@ -385,7 +386,7 @@ func TestRedlockContendedKeyJoinsAtOnce(t *testing.T) {
 			_, err := w.Lock(ctx)
 			got <- err
 		}()
-		eventually(t, 10*time.Second, "waiter in every line", func() bool {
+		await.Until(t, 10*time.Second, "waiter in every line", func() bool {
 			for _, a := range admin {
 				if a.Redis().ZCard(ctx, key+":queue").Val() != 1 {
 					return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/zk"
 )
 
@@ -121,15 +122,10 @@ func (c *contenders) loop(t *testing.T, who int, name string, open func(ctx cont
 // progressAfter waits until an acquisition happens after t0 and returns
 // how long after t0 it was.
 func (c *contenders) progressAfter(t *testing.T, t0 time.Time, limit time.Duration) time.Duration {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if at := c.last.Load(); at > t0.UnixNano() {
-			return time.Duration(at - t0.UnixNano())
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !await.Within(limit, func() bool { return c.last.Load() > t0.UnixNano() }) {
+		t.Fatalf("no acquisition within %v of the fault\n%s", limit, c.report())
 	}
-	t.Fatalf("no acquisition within %v of the fault\n%s", limit, c.report())
-	return 0
+	return time.Duration(c.last.Load() - t0.UnixNano())
 }
 
 // stepsKept is how many steps of each contender a report shows.

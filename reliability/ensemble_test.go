@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/fourletter"
 	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/zktest"
@@ -129,34 +130,29 @@ func (e *ensemble) mode(i int) string {
 
 // leader returns the index of the leader, waiting for one up to d.
 func (e *ensemble) leader(d time.Duration) int {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+	leader := -1
+	await.Until(e.t, d, "a leader", func() bool {
 		for i := range 3 {
 			if e.procs[i] != nil && e.mode(i) == "leader" {
-				return i
+				leader = i
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("no leader within %v", d)
-	return -1
+		return false
+	})
+	return leader
 }
 
 // waitQuorum waits until every running node serves as leader or follower.
 func (e *ensemble) waitQuorum(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		ok := true
+	await.Until(e.t, d, "every running node to serve", func() bool {
 		for i := range 3 {
 			if e.procs[i] != nil {
-				m := e.mode(i)
-				ok = ok && (m == "leader" || m == "follower")
+				if m := e.mode(i); m != "leader" && m != "follower" {
+					return false
+				}
 			}
 		}
-		if ok {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("ensemble not serving within %v", d)
+		return true
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // Pause: SIGSTOP a holder process for longer than its TTL (a GC pause), let
@@ -114,20 +115,7 @@ func crashOnce(t *testing.T, tg target) time.Duration {
 		got <- time.Now()
 	}()
 	// Kill only once the waiter is queued behind the worker.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		kids, err := other.Conn().Children(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(kids) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("waiter never queued")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	await.Children(t, ctx, other.Conn(), name, 10*time.Second, "the waiter to queue", await.AtLeast(2))
 	killed := time.Now()
 	w.signal(syscall.SIGKILL)
 	return (<-got).Sub(killed)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 )
@@ -71,7 +72,7 @@ func dialRedis(t *testing.T, ctx context.Context, addr string) *redis.Client {
 // inLine waits until key's line has n entries.
 func inLine(t *testing.T, ctx context.Context, c *redis.Client, key string, n int64) {
 	t.Helper()
-	if !waitUntil(ctx, func() bool {
+	if !await.WithinCtx(ctx, func() bool {
 		got, err := c.Redis().ZCard(ctx, key+":queue").Result()
 		return err == nil && got == n
 	}) {

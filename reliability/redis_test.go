@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/proxy"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
@@ -69,13 +70,13 @@ func TestRedisRedlockFaults(t *testing.T) {
 	}
 	var recovery []time.Duration
 	for _, st := range steps {
-		if !waitUntil(ctx, func() bool { return done.Load() >= st.at }) {
+		if !await.WithinCtx(ctx, func() bool { return done.Load() >= st.at }) {
 			t.Fatalf("stalled before %q at %d of %d cycles", st.name, done.Load(), cycles)
 		}
 		before := done.Load()
 		t0 := time.Now()
 		st.do()
-		if !waitUntil(ctx, func() bool { return done.Load() > before+1 }) {
+		if !await.WithinCtx(ctx, func() bool { return done.Load() > before+1 }) {
 			t.Fatalf("no progress after %q", st.name)
 		}
 		recovery = append(recovery, time.Since(t0))
@@ -117,16 +118,6 @@ func lockCycles(ctx context.Context, m locker, who int, chk *batontest.Checker, 
 		}
 	}
 	return nil
-}
-
-func waitUntil(ctx context.Context, cond func() bool) bool {
-	for ctx.Err() == nil {
-		if cond() {
-			return true
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return cond()
 }
 
 // Partition on single-instance Redis: the holder's connection is

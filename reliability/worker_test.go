@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // workerEnv, when set, makes the test binary run as a lock-holding worker
@@ -160,19 +161,15 @@ func (w *worker) next(t *testing.T, d time.Duration) string {
 // waitStopped waits until the worker process is in the stopped state.
 func (w *worker) waitStopped(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	await.Until(t, 10*time.Second, "the worker to stop", func() bool {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid))
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The state follows the command name in parentheses.
-		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "T" {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("worker never stopped")
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		return len(f) > 0 && f[0] == "T"
+	})
 }
 
 func (w *worker) signal(sig syscall.Signal) { _ = syscall.Kill(w.cmd.Process.Pid, sig) }

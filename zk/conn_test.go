@@ -3,12 +3,14 @@ package zk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/zktest"
 	gozk "github.com/go-zookeeper/zk"
@@ -185,13 +187,7 @@ func TestRequestsPerAcquisition(t *testing.T) {
 	// leaves would save it).
 	watched := func(c interface{ Requests() int64 }, from, n int64) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for c.Requests()-from < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d of the %d requests sent after 10s", c.Requests()-from, n)
-			}
-			time.Sleep(time.Millisecond)
-		}
+		await.Until(t, 10*time.Second, fmt.Sprintf("%d requests sent", n), func() bool { return c.Requests()-from >= n })
 	}
 	before := ca.Requests()
 	if _, err := ma.Lock(ctx); err != nil {
@@ -217,13 +213,7 @@ func TestRequestsPerAcquisition(t *testing.T) {
 		got <- err
 	}()
 	// Wait until b is queued (its watch is on the server), then release.
-	deadline := time.Now().Add(10 * time.Second)
-	for cb.Requests()-before < 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("b never queued")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.Until(t, 10*time.Second, "b to queue", func() bool { return cb.Requests()-before >= 3 })
 	if err := ma.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -488,10 +478,7 @@ func TestOpenNoServer(t *testing.T) {
 	if _, err := Open(ctx, []string{addr}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Open with no server: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	await.Within(10*time.Second, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines left running after a failed Open (before: %d)", n, before)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -40,22 +41,9 @@ func startExtras(t *testing.T, ctx context.Context, p peer, args ...string) *run
 func (r *running) poll(t *testing.T, ctx context.Context, cmd, want string) {
 	t.Helper()
 	var got string
-	if !waitUntil(30*time.Second, func() bool { got = r.do(t, ctx, cmd); return got == want }) {
+	if !await.Within(30*time.Second, func() bool { got = r.do(t, ctx, cmd); return got == want }) {
 		t.Fatalf("java %s: %q, want %q", cmd, got, want)
 	}
-}
-
-// waitUntil polls cond every 20 ms until it holds or d passes: the Java
-// side's caches give no event a Go test could wait on.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
 }
 
 func TestInteropExtras(t *testing.T) {
@@ -104,7 +92,7 @@ func testInteropGroup(t *testing.T, p peer) {
 func waitMembers(t *testing.T, ctx context.Context, g *baton.Group, want string) {
 	t.Helper()
 	var got string
-	ok := waitUntil(30*time.Second, func() bool {
+	ok := await.Within(30*time.Second, func() bool {
 		ms, err := g.Members(ctx)
 		parts := make([]string, len(ms))
 		for i, m := range ms {
@@ -182,7 +170,7 @@ func testInteropPriority(t *testing.T, p peer) {
 	// Curator deletes an item after its consumer returns.
 	var n int
 	var err error
-	if !waitUntil(30*time.Second, func() bool { n, err = q.Len(ctx); return err == nil && n == 0 }) {
+	if !await.Within(30*time.Second, func() bool { n, err = q.Len(ctx); return err == nil && n == 0 }) {
 		t.Fatalf("Len after Curator consumed: %d %v", n, err)
 	}
 	c.expect(t, ctx, "quit", "bye")

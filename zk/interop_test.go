@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
 	gozk "github.com/go-zookeeper/zk"
@@ -142,6 +143,11 @@ func lockNodes(t *testing.T, ctx context.Context, c baton.Conn, path string) []b
 	if err != nil {
 		t.Fatal(err)
 	}
+	return onlyLocks(kids)
+}
+
+// onlyLocks keeps the lock nodes of kids.
+func onlyLocks(kids []baton.Node) []baton.Node {
 	var out []baton.Node
 	for _, k := range kids {
 		if k.Kind == baton.KindLock {
@@ -149,6 +155,11 @@ func lockNodes(t *testing.T, ctx context.Context, c baton.Conn, path string) []b
 		}
 	}
 	return out
+}
+
+// lockCount accepts a directory with n or more lock nodes.
+func lockCount(n int) func([]baton.Node) bool {
+	return func(kids []baton.Node) bool { return len(onlyLocks(kids)) >= n }
 }
 
 var (
@@ -185,13 +196,7 @@ func testPeerHoldsBatonWaits(t *testing.T, p peer, names *regexp.Regexp) {
 		}
 		got <- err
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for len(lockNodes(t, ctx, s.Conn(), path)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("baton never queued behind %s", p.name)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.Children(t, ctx, s.Conn(), path, 20*time.Second, "baton to queue behind "+p.name, lockCount(2))
 	released.Store(true)
 	if _, err := io.WriteString(r.stdin, "release\n"); err != nil {
 		t.Fatal(err)
@@ -219,10 +224,7 @@ func testBatonHoldsPeerWaits(t *testing.T, p peer) {
 		t.Fatal(err)
 	}
 	r := p.start(t, ctx, "hold", srv.Addr(), path)
-	deadline := time.Now().Add(40 * time.Second)
-	for len(lockNodes(t, ctx, s.Conn(), path)) < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	await.Children(t, ctx, s.Conn(), path, 40*time.Second, p.name+" to queue behind baton", lockCount(2))
 	if n := len(lockNodes(t, ctx, s.Conn(), path)); n != 2 {
 		t.Fatalf("%d contenders, want baton's and %s's", n, p.name)
 	}

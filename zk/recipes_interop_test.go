@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
@@ -123,22 +124,11 @@ func kidsOf(t *testing.T, ctx context.Context, s *baton.Session, dir string) []b
 	return kids
 }
 
-// waitKids waits until dir has n children.
+// waitKids waits, on a watch of dir, until it has n children.
 func waitKids(t *testing.T, ctx context.Context, s *baton.Session, dir string, n int) []baton.Node {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		kids := kidsOf(t, ctx, s, dir)
-		if len(kids) == n {
-			return kids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s has %d children, want %d", dir, len(kids), n)
-		}
-		if err := s.Conn().WaitChildren(ctx, dir, kids); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return await.Children(t, ctx, s.Conn(), dir, 20*time.Second, fmt.Sprintf("%d children in %s", n, dir),
+		func(kids []baton.Node) bool { return len(kids) == n })
 }
 
 const uuidRe = `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`

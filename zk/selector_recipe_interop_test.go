@@ -30,13 +30,7 @@ func TestInteropLeaderSelectorRecipe(t *testing.T) {
 			return nil
 		})
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(kidsOf(t, ctx, s, path)) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("our selector never queued behind Curator's")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitKids(t, ctx, s, path, 2)
 	select {
 	case <-turn:
 		t.Fatal("we lead while Curator's LeaderSelector leads")
@@ -55,13 +49,7 @@ func TestInteropLeaderSelectorRecipe(t *testing.T) {
 	// Curator's selector joins while we lead: it leads only after our turn.
 	j2 := startJava(t, ctx, p, "selector", path, 1)
 	j2.expect(t, ctx, "start", "ok")
-	deadline = time.Now().Add(10 * time.Second)
-	for len(kidsOf(t, ctx, s, path)) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("Curator's selector never queued behind ours")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitKids(t, ctx, s, path, 2)
 	close(end)
 	if err := <-res; err != nil {
 		t.Fatalf("Lead: %v", err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/proxy"
 	"github.com/batonhq/baton/internal/testenv"
 )
@@ -174,17 +175,11 @@ func (p *promServer) query(t *testing.T, q string) []sample {
 // waitQuery polls q until ok accepts its result, up to d.
 func (p *promServer) waitQuery(t *testing.T, q string, d time.Duration, ok func([]sample) bool) []sample {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		r := p.query(t, q)
-		if ok(r) {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still %v after %v", q, r, d)
-		}
-		time.Sleep(250 * time.Millisecond) // Prometheus scrapes every second
+	var r []sample
+	if !await.Within(d, func() bool { r = p.query(t, q); return ok(r) }) {
+		t.Fatalf("%s: still %v after %v", q, r, d)
 	}
+	return r
 }
 
 // one accepts a result of one sample equal to v.
@@ -327,21 +322,16 @@ func TestPrometheusScrapesBaton(t *testing.T) {
 	}
 	prom.waitQuery(t, `increase(baton_lost_total{job="lib",name="/prom/partition",reason="session_lost"}[5m]) > 0`, 15*time.Second,
 		func(r []sample) bool { return len(r) == 1 })
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var firing bool
+	firing := func() bool {
 		for _, a := range prom.alerts(t) {
 			if a.Labels["alertname"] == "BatonLeaseLost" && a.Labels["name"] == "/prom/partition" && a.State == "firing" {
-				firing = true
+				return true
 			}
 		}
-		if firing {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("BatonLeaseLost not firing: %+v", prom.alerts(t))
-		}
-		time.Sleep(250 * time.Millisecond)
+		return false
+	}
+	if !await.Within(15*time.Second, firing) {
+		t.Fatalf("BatonLeaseLost not firing: %+v", prom.alerts(t))
 	}
 	px.Heal()
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/testca"
 )
 
@@ -82,12 +83,10 @@ func TestServeSIGHUPReloadsTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.signal(syscall.SIGHUP)
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(srv.stderr.String(), "baton: SIGHUP: client certificate "+cert) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no report of the broken certificate: stderr %q", srv.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval
+	if !await.Within(30*time.Second, func() bool {
+		return strings.Contains(srv.stderr.String(), "baton: SIGHUP: client certificate "+cert)
+	}) {
+		t.Fatalf("no report of the broken certificate: stderr %q", srv.stderr.String())
 	}
 	copyFile(t, srvB.CertFile, cert)
 	if stderr, code := lock(caB, cliB); code != 0 {

@@ -11,6 +11,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/await"
 )
 
 // churn writes n lock-like revisions: a key created and deleted, with a
@@ -63,16 +65,8 @@ func TestMaintenanceBoundsBackend(t *testing.T) {
 	}
 	end := kept.etcd.Server.KV().Rev()
 	// Two rounds after the churn compact up to its end.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st := kept.Maintenance()
-		if st.CompactedRev >= end {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("maintenance did not compact to %d in time: %+v", end, st)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
+	if !await.Within(30*time.Second, func() bool { return kept.Maintenance().CompactedRev >= end }) {
+		t.Fatalf("maintenance did not compact to %d in time: %+v", end, kept.Maintenance())
 	}
 	st := kept.Maintenance()
 	plainSize := plain.etcd.Server.Backend().Size()

@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/proxy"
 )
@@ -194,18 +195,17 @@ func (c *ServeCluster) Hosts() string {
 // that answer, waiting up to d for one to be elected.
 func (c *ServeCluster) Leader(d time.Duration) int {
 	c.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	leader := -1
+	await.Until(c.t, d, "an elected leader", func() bool {
 		for _, m := range c.Members {
 			if i, ok := c.leaderBy(m.Client); ok {
-				return i
+				leader = i
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("etcdtest: no leader within %v", d)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
+		return false
+	})
+	return leader
 }
 
 // leaderBy asks the member at client who leads.
@@ -243,21 +243,19 @@ func (c *ServeCluster) WaitHealthy(d time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(d)
 	for _, m := range c.Members {
-		for {
-			cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + m.Client}, DialTimeout: time.Second, Logger: zap.NewNop()})
+		var err error
+		if !await.Within(time.Until(deadline), func() bool {
+			var cli *clientv3.Client
+			cli, err = clientv3.New(clientv3.Config{Endpoints: []string{"http://" + m.Client}, DialTimeout: time.Second, Logger: zap.NewNop()})
 			if err == nil {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 				_, err = cli.Get(ctx, "health")
 				cancel()
 				_ = cli.Close()
 			}
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				c.t.Fatalf("etcdtest: member %s not healthy within %v: %v", m.Name, d, err)
-			}
-			time.Sleep(20 * time.Millisecond) // poll interval
+			return err == nil
+		}) {
+			c.t.Fatalf("etcdtest: member %s not healthy within %v: %v", m.Name, d, err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/etcdtest"
 )
 
@@ -68,7 +69,7 @@ func TestDebianEtcd34(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { _, err := baton.NewMutex(b, name).Lock(ctx); got <- err }()
-	if !waitUntil(10*time.Second, func() bool { return kindCount(t, b, name, baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindCount(t, b, name, baton.KindLock) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	if err := a.Close(ctx); err != nil {

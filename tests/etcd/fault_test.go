@@ -8,6 +8,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/proxy"
 )
@@ -46,7 +47,7 @@ func TestFaultCutHolderLearnsFirst(t *testing.T) {
 		}
 		got <- r
 	}()
-	if !waitUntil(10*time.Second, func() bool { return kindCount(t, b, name, baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindCount(t, b, name, baton.KindLock) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	cut := time.Now()
@@ -94,7 +95,7 @@ func TestFaultServerRestart(t *testing.T) {
 		lb, err = baton.NewMutex(b, name).Lock(ctx)
 		got <- err
 	}()
-	if !waitUntil(10*time.Second, func() bool { return kindCount(t, a, name, baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindCount(t, a, name, baton.KindLock) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	start := time.Now()
@@ -194,7 +195,7 @@ func TestFaultServerDownPastTTL(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { _, err := baton.NewMutex(b, name).Lock(ctx); got <- err }()
-	if !waitUntil(10*time.Second, func() bool { return kindCount(t, a, name, baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindCount(t, a, name, baton.KindLock) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	srv.Stop()

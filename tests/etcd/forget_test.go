@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/proxy"
 )
 
@@ -43,7 +44,7 @@ func TestFaultLostCreateIsForgotten(t *testing.T) {
 	}
 	// Create has returned: its own cleanup has failed by now.
 	p.Heal()
-	if !waitUntil(15*time.Second, func() bool {
+	if !await.Within(15*time.Second, func() bool {
 		kids, err := watcher.Conn().Children(ctx, dir)
 		return err == nil && len(kids) == 0
 	}) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/testenv"
 )
 
@@ -55,18 +56,6 @@ func kindCount(t *testing.T, s *baton.Session, name, kind string) int {
 	return n
 }
 
-// waitUntil polls cond until it holds or d passes.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return cond()
-}
-
 // etcdctl lock waits behind a baton holder, and baton waits behind an
 // etcdctl holder: both see each other's key NAME/<lease hex> as a
 // contender.
@@ -92,7 +81,7 @@ func TestInteropEtcdctlLockHandOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	if !waitUntil(20*time.Second, func() bool { return kindCount(t, s, name, baton.KindLock) == 2 }) {
+	if !await.Within(20*time.Second, func() bool { return kindCount(t, s, name, baton.KindLock) == 2 }) {
 		t.Fatal("etcdctl never queued (its key not seen as a lock contender)")
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -101,7 +90,7 @@ func TestInteropEtcdctlLockHandOff(t *testing.T) {
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !waitUntil(20*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+	if !await.Within(20*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
 		t.Fatal("etcdctl never got the lock after baton's Unlock")
 	}
 
@@ -111,7 +100,7 @@ func TestInteropEtcdctlLockHandOff(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { _, err := m.Lock(ctx); got <- err }()
-	if !waitUntil(20*time.Second, func() bool { return kindCount(t, s, name, baton.KindLock) == 2 }) {
+	if !await.Within(20*time.Second, func() bool { return kindCount(t, s, name, baton.KindLock) == 2 }) {
 		t.Fatal("baton never queued behind etcdctl")
 	}
 	select {
@@ -268,7 +257,7 @@ func TestInteropEtcdctlElect(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	e := baton.NewElection(s, name)
-	if !waitUntil(20*time.Second, func() bool { return kindCount(t, s, name, "") == 1 }) {
+	if !await.Within(20*time.Second, func() bool { return kindCount(t, s, name, "") == 1 }) {
 		t.Fatal("etcdctl elect never campaigned")
 	}
 	v, _, err := e.Leader(ctx)
@@ -277,7 +266,7 @@ func TestInteropEtcdctlElect(t *testing.T) {
 	}
 	won := make(chan error, 1)
 	go func() { won <- e.Campaign(ctx, []byte("baton")) }()
-	if !waitUntil(20*time.Second, func() bool { return kindCount(t, s, name, "") == 2 }) {
+	if !await.Within(20*time.Second, func() bool { return kindCount(t, s, name, "") == 2 }) {
 		t.Fatal("baton never queued behind etcdctl")
 	}
 	select {

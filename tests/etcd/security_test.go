@@ -14,6 +14,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/testca"
 )
@@ -262,7 +263,7 @@ func TestAuthTokenExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer obs.Close()
-	if !waitUntil(10*time.Second, func() bool {
+	if !await.Within(10*time.Second, func() bool {
 		r, err := obs.Get(ctx, "/expiry/m/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 		return err == nil && r.Count == 2
 	}) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/layout"
 )
 
@@ -41,7 +42,7 @@ func statusOf(t *testing.T, ctx context.Context, s *baton.Session, name string) 
 // waitChildren waits until name has n children.
 func waitChildren(t *testing.T, ctx context.Context, s *baton.Session, name string, n int) {
 	t.Helper()
-	if !waitUntil(10*time.Second, func() bool {
+	if !await.Within(10*time.Second, func() bool {
 		kids, err := s.Conn().Children(ctx, name)
 		return err == nil && len(kids) == n
 	}) {
@@ -258,7 +259,7 @@ func TestInteropEtcdRecipes(t *testing.T) {
 	entered := make(chan error, 1)
 	go func() { entered <- recipe.NewDoubleBarrier(cs, db, 2).Enter() }()
 	var r layout.Report
-	if !waitUntil(10*time.Second, func() bool { r = statusOf(t, ctx, s, db); return r.Participants == 1 }) ||
+	if !await.Within(10*time.Second, func() bool { r = statusOf(t, ctx, s, db); return r.Participants == 1 }) ||
 		!hasWarning(r, layout.WarnEtcdDouble) {
 		t.Fatalf("status of etcd's DoubleBarrier: %+v", r)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // TestTelemetryElection runs three candidates, each with providers of its
@@ -40,7 +41,7 @@ func TestTelemetryElection(t *testing.T) {
 			}
 			return sum, series
 		}
-		eventually(t, 10*time.Second, "one leader among three candidates", func() bool {
+		await.Until(t, 10*time.Second, "one leader among three candidates", func() bool {
 			sum, n := leaders()
 			return sum == 1 && n == 3
 		})
@@ -67,12 +68,12 @@ func TestTelemetryElection(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the next leader", func() bool {
+		await.Until(t, 10*time.Second, "the next leader", func() bool {
 			sum, _ := leaders()
 			v, _ := value(rigs[first].collect(t), "baton.leader", mine)
 			return sum == 1 && v == 0
 		})
-		eventually(t, 5*time.Second, "the revoked hold span", func() bool { return len(rigs[first].spansNamed("baton.hold")) == 1 })
+		await.Until(t, 5*time.Second, "the revoked hold span", func() bool { return len(rigs[first].spansNamed("baton.hold")) == 1 })
 		rm := rigs[first].collect(t)
 		if v, _ := value(rm, "baton.lost", with(mine, "reason", "node_deleted")); v != 1 {
 			t.Errorf("baton.lost{reason=node_deleted} = %v, want 1", v)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // TestTelemetryMultiLock: two multi-locks over the same two locks, on two
@@ -120,7 +121,7 @@ func TestTelemetryLeaderSelector(t *testing.T) {
 			t.Fatalf("candidate %d leads first", i)
 		}
 		go turn(ctx, 1)
-		eventually(t, 10*time.Second, "the second candidate waiting", func() bool {
+		await.Until(t, 10*time.Second, "the second candidate waiting", func() bool {
 			v, ok := value(rigs[1].collect(t), "baton.waiting", mine)
 			return ok && v == 1
 		})
@@ -134,7 +135,7 @@ func TestTelemetryLeaderSelector(t *testing.T) {
 		if i := <-leads; i != 1 {
 			t.Fatalf("candidate %d leads second", i)
 		}
-		eventually(t, 5*time.Second, "the leadership handed over", func() bool {
+		await.Until(t, 5*time.Second, "the leadership handed over", func() bool {
 			return leader(0) == 0 && leader(1) == 1
 		})
 		_, node, err := sels[0].Leader(ctx)
@@ -145,7 +146,7 @@ func TestTelemetryLeaderSelector(t *testing.T) {
 		if err := <-errc; !errors.Is(err, baton.ErrLost) {
 			t.Fatalf("Lead after its node was deleted: %v, want ErrLost", err)
 		}
-		eventually(t, 5*time.Second, "the revoked leadership", func() bool {
+		await.Until(t, 5*time.Second, "the revoked leadership", func() bool {
 			v, _ := value(rigs[1].collect(t), "baton.lost", with(mine, "reason", "node_deleted"))
 			return v == 1 && leader(1) == 0
 		})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // labelOf is the name attribute the default rule gives path(what).
@@ -134,7 +135,7 @@ func TestTelemetryLost(t *testing.T) {
 			t.Fatalf("lease error %v, want ErrSessionLost", l.Err())
 		}
 		// Done closes first; the hold is reported just after.
-		eventually(t, 5*time.Second, "the hold span", func() bool { return len(r.spansNamed("baton.hold")) == 1 })
+		await.Until(t, 5*time.Second, "the hold span", func() bool { return len(r.spansNamed("baton.hold")) == 1 })
 		rm := r.collect(t)
 		if v, _ := value(rm, "baton.lost", with(mine, "reason", "session_lost")); v != 1 {
 			t.Errorf("baton.lost{reason=session_lost} = %v, want 1", v)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 )
@@ -43,7 +44,7 @@ func TestTelemetryRedis(t *testing.T) {
 		t.Fatalf("TryLock: %v", err)
 	}
 	// Held across two renewals (every ttl/3).
-	eventually(t, 10*time.Second, "two renewals", func() bool {
+	await.Until(t, 10*time.Second, "two renewals", func() bool {
 		n, _ := histCount(r.collect(t), "baton.session.renew.slack", attrs{"backend": "redis"})
 		return n >= 2
 	})
@@ -68,7 +69,7 @@ func TestTelemetryRedis(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("lease not ended after its key was deleted")
 	}
-	eventually(t, 5*time.Second, "two hold spans", func() bool { return len(r.spansNamed("baton.hold")) == 2 })
+	await.Until(t, 5*time.Second, "two hold spans", func() bool { return len(r.spansNamed("baton.hold")) == 2 })
 
 	rm := r.collect(t)
 	wantOutcomes(t, rm, mine, map[string]uint64{"acquired": 2, "timeout": 1})
@@ -138,7 +139,7 @@ func TestTelemetryRedlockLost(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("lease not lost with every master paused")
 	}
-	eventually(t, 5*time.Second, "the hold span", func() bool { return len(r.spansNamed("baton.hold")) == 1 })
+	await.Until(t, 5*time.Second, "the hold span", func() bool { return len(r.spansNamed("baton.hold")) == 1 })
 	rm := r.collect(t)
 	if v, _ := value(rm, "baton.lost", with(mine, "reason", "renew_failed")); v != 1 {
 		t.Errorf("lost{reason=renew_failed} = %v, want 1", v)

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // rig is one set of SDK providers: a manual metric reader and an
@@ -162,23 +163,11 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// eventually waits for cond, up to d.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // waitValue waits (up to d) until the metric's matching points add up to
 // want.
 func (r *rig) waitValue(t *testing.T, d time.Duration, what, metric string, a attrs, want float64) {
 	t.Helper()
-	eventually(t, d, what, func() bool {
+	await.Until(t, d, what, func() bool {
 		v, _ := value(r.collect(t), metric, a)
 		return v == want
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // TestTelemetrySemaphore: two permits, three acquirers. The third waits
@@ -126,7 +127,7 @@ func TestTelemetryRenewSlack(t *testing.T) {
 			r := newRig(t)
 			s := st.open(t, r.tel)
 			mine := attrs{"backend": st.name}
-			eventually(t, 10*time.Second, "two renewals", func() bool {
+			await.Until(t, 10*time.Second, "two renewals", func() bool {
 				n, _ := histCount(r.collect(t), "baton.session.renew.slack", mine)
 				return n >= 2
 			})
