@@ -220,7 +220,7 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 			lf = bench.RedlockLineFloor{Addrs: u.Hosts, Password: u.Password}
 		}
 		line := bench.Target{Impl: "line floor", Store: st, Factory: lf, Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
-		contenders = append([]bench.Target{relay, line}, impls...)
+		floors := []bench.Target{relay, line}
 		if u.Scheme == store.Redis {
 			// The deadline floor: the line floor whose entries carry a
 			// deadline the release checks, as issue 14 asks; the blocking
@@ -229,8 +229,9 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 				Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
 			bl := bench.Target{Impl: "blocking floor", Store: st, Factory: bench.RedisBlockingFloor{Addr: u.Hosts[0], Password: u.Password},
 				Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
-			contenders = append([]bench.Target{relay, line, dl, bl}, impls...)
+			floors = append(floors, dl, bl)
 		}
+		contenders = append(floors, impls...)
 	}
 	for _, n := range p.sweep {
 		if n == 8 {

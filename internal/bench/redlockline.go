@@ -147,11 +147,13 @@ func (l *redlockLineLocker) Lock(ctx context.Context) error {
 }
 
 // wait waits until a majority of masters took or handed us the key; false
-// after it held some but not a majority for a split timeout, or when ctx
-// ended.
+// after it held some but not a majority for a split timeout, after a
+// second without a majority (a hand-off message lost), or when ctx ended.
 func (l *redlockLineLocker) wait(ctx context.Context, got []bool) bool {
 	need := len(got)/2 + 1
 	var split <-chan time.Time
+	stall := time.NewTimer(time.Second)
+	defer stall.Stop()
 	for {
 		n := 0
 		for _, g := range got {
@@ -173,6 +175,8 @@ func (l *redlockLineLocker) wait(ctx context.Context, got []bool) bool {
 				got[m.master] = true
 			}
 		case <-split:
+			return false
+		case <-stall.C:
 			return false
 		case <-ctx.Done():
 			return false
