@@ -1,12 +1,21 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
+
+// isTerminal reports whether w is a terminal: not merely a character
+// device, as /dev/null is, where cron sends a job's output.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
 // foregroundTTY returns the descriptor of f if f is a terminal whose
 // foreground process group is ours: CMD, in a group of its own, must then
