@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +16,23 @@ import (
 
 // clearLine returns a terminal's cursor to the start of a cleared line.
 const clearLine = "\r\033[K"
+
+// The wait display reads the line without watches (a waiter's only watch
+// is its predecessor's, whatever its output is wired to): at once, then
+// after pauses that double from showFirst up to showEvery, or showPerAhead
+// for each contender ahead when that is longer, at most showSlowest: far
+// back in a long line, little that it shows changes. A read costs a few
+// listings (lineReader): thirty waiters with -v ask ZooKeeper for about
+// 40 requests a second, etcd for about 110 (docs/OBSERVABILITY.md). A
+// terminal's line is redrawn each showRedraw in between, its ages moved on
+// from the last read.
+const (
+	showFirst    = 100 * time.Millisecond
+	showEvery    = 2 * time.Second
+	showPerAhead = 100 * time.Millisecond
+	showSlowest  = 30 * time.Second
+	showRedraw   = time.Second
+)
 
 // showWait shows, until the returned func is called, where this command
 // waits in line and who holds: redrawn in place when stderr is a
@@ -29,49 +48,48 @@ func (l *line) showWait(ctx context.Context, s *store.Store) func() {
 	drawn := false
 	go func() {
 		defer wg.Done()
-		srcs := make([]statusSource, len(l.names))
+		srcs := make([]statusReader, len(l.names))
 		for i, n := range l.names {
-			srcs[i] = sourceFor(s, n, l.sf)
+			srcs[i] = lineReaderFor(s, n, l.sf, tty)
 		}
-		var last string
-		for ctx.Err() == nil {
-			// The first name we wait for (several: the one MultiLock is at).
-			var src statusSource
-			msg := ""
-			for i, src1 := range srcs {
-				rep, err := src1.read(ctx)
-				if err != nil {
-					break
-				}
-				src = src1
-				if m, waiting := waitingLine(l.names[i], rep, tty); waiting || i == len(srcs)-1 {
-					msg = m
-					break
-				}
-			}
-			if msg != "" && msg != last {
-				last = msg
-				if tty {
-					fmt.Fprint(l.m.Stderr, clearLine+msg)
-					drawn = true
+		var (
+			last  string
+			seen  waitSeen
+			pause = showFirst
+			next  time.Time // of the next read
+		)
+		for {
+			if !time.Now().Before(next) {
+				w, err := readWait(ctx, l.names, srcs)
+				if err == nil {
+					seen, next = w, w.at.Add(pause)
+					_, ahead, _ := waitingLine(w.name, w.rep, tty)
+					pause = min(2*pause, max(showEvery, min(time.Duration(ahead)*showPerAhead, showSlowest)))
 				} else {
-					fmt.Fprintln(l.m.Stderr, msg)
+					next = time.Now().Add(time.Second) // a failed read: try again
 				}
 			}
-			d := time.Second // a terminal shows ages: redraw each second
-			if !tty {
-				d = time.Minute // -v: a line per change
+			if seen.name != "" {
+				msg, _, _ := waitingLine(seen.name, olderBy(seen.rep, time.Since(seen.at)), tty)
+				if msg != "" && msg != last {
+					last = msg
+					if tty {
+						fmt.Fprint(l.m.Stderr, clearLine+msg)
+						drawn = true
+					} else {
+						fmt.Fprintln(l.m.Stderr, msg)
+					}
+				}
 			}
-			if src == nil {
-				d = time.Second // a failed read: try again
+			d := time.Until(next)
+			if tty {
+				d = min(d, showRedraw) // a terminal shows ages
 			}
-			wctx, wcancel := context.WithTimeout(ctx, d)
-			if src != nil {
-				_ = src.wait(wctx)
-			} else {
-				<-wctx.Done()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
 			}
-			wcancel()
 		}
 	}()
 	return func() {
@@ -83,12 +101,38 @@ func (l *line) showWait(ctx context.Context, s *store.Store) func() {
 	}
 }
 
-// sourceFor reads name on s for the wait display.
-func sourceFor(s *store.Store, name string, sf *storeFlags) statusSource {
-	if s.Session != nil {
-		return &sessionSource{s: s, name: name, dial: sf.dial}
+// waitSeen is what the wait display read last: name's status, and when.
+type waitSeen struct {
+	name string
+	rep  statusReport
+	at   time.Time
+}
+
+// readWait reads the names in turn (MultiLock takes them in this order) up
+// to the first where this process waits, or the last.
+func readWait(ctx context.Context, names []string, srcs []statusReader) (waitSeen, error) {
+	for i, src := range srcs {
+		rep, err := src.read(ctx)
+		if err != nil {
+			return waitSeen{}, err
+		}
+		if _, _, waiting := waitingLine(names[i], rep, false); waiting || i == len(srcs)-1 {
+			return waitSeen{name: names[i], rep: rep, at: time.Now()}, nil
+		}
 	}
-	return &redisSource{u: s.URL, name: name, o: sf.options()}
+	return waitSeen{}, errors.New("no name to wait for")
+}
+
+// olderBy is rep as it stands d after it was read: its nodes older by d.
+// Their TTLs stay as read: a renewed lease's TTL does not run down.
+func olderBy(rep statusReport, d time.Duration) statusReport {
+	rep.Entries = slices.Clone(rep.Entries)
+	for i := range rep.Entries {
+		if rep.Entries[i].Age >= 0 {
+			rep.Entries[i].Age += d
+		}
+	}
+	return rep
 }
 
 // me is this process as its identity names it in the nodes it writes.
@@ -104,11 +148,12 @@ func ours(e layout.Entry) bool {
 
 // waitingLine says where this process waits in name's line and who holds
 // it ("baton: waiting for lock NAME: 2nd in line (1 ahead); held by HOST
-// pid 123 (baton lock NAME)"), and whether it waits there (it may hold
-// name already, or not be in line yet). On a terminal it adds how long
+// pid 123 (baton lock NAME)"), how many contenders are ahead (or in line,
+// when it is not yet), and whether it waits there (it may hold name
+// already, or not be in line yet). On a terminal it adds how long
 // the holder has held and its TTL left; in lines printed per change
 // (-v), those would make a line a second.
-func waitingLine(name string, rep statusReport, tty bool) (string, bool) {
+func waitingLine(name string, rep statusReport, tty bool) (string, int, bool) {
 	ahead, pos := 0, 0
 	var holders []string
 	seen := map[string]bool{}
@@ -126,7 +171,7 @@ func waitingLine(name string, rep statusReport, tty bool) (string, bool) {
 		seen[key] = true
 		if ours(e) {
 			if e.Role == layout.RoleHolder || e.Role == layout.RoleLeader {
-				return "", false
+				return "", 0, false
 			}
 			pos = ahead + 1
 			break
@@ -151,7 +196,7 @@ func waitingLine(name string, rep statusReport, tty bool) (string, bool) {
 	default:
 		fmt.Fprintf(&b, "; held by %d: %s", len(holders), strings.Join(holders, ", "))
 	}
-	return b.String(), pos > 0
+	return b.String(), ahead, pos > 0
 }
 
 // holderText names a holder: host, pid and command from baton's identity,

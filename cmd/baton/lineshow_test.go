@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,13 +73,15 @@ func TestLockShowsWaitOnTerminal(t *testing.T) {
 }
 
 // Without a terminal nothing is shown; -v shows each change of the line
-// as a line, and the session's renewals.
+// it reads (it polls, so a holder it never sees is not shown), and the
+// session's renewals.
 func TestLockVerboseShowsWaitAndRenewals(t *testing.T) {
 	t.Parallel()
 	eachStore(t, true, func(t *testing.T, st testStore, e []string) {
 		name := "/show-v"
 		holder, held := holderOf(t, e, name)
-		quiet := start(t, e, "lock", "--ttl", "3s", name, "--", "true")
+		dir := t.TempDir()
+		quiet := start(t, e, append([]string{"lock", "--ttl", "3s", name, "--"}, gated(dir, "quiet")...)...)
 		waitReport(t, e, name, "the first waiter queued", counts(1, 1))
 		loud := start(t, e, "lock", "-v", "--ttl", "3s", name, "--", "true")
 		waitStderr(t, loud, "baton: waiting for lock "+name+": 3rd in line (2 ahead); "+held+"\n")
@@ -94,10 +97,14 @@ func TestLockVerboseShowsWaitAndRenewals(t *testing.T) {
 			<-time.After(20 * time.Millisecond) // poll interval
 		}
 		holder.signal(syscall.SIGINT)
+		host, _ := os.Hostname()
+		waitStderr(t, loud, fmt.Sprintf("baton: waiting for lock %s: 2nd in line (1 ahead); held by %s pid %d ", name, host, quiet.cmd.Process.Pid))
+		if err := os.WriteFile(filepath.Join(dir, "quiet.go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if code := quiet.wait(20 * time.Second); code != 0 || quiet.stderr.String() != "" {
 			t.Fatalf("waiter without -v: exit %d, stderr %q, want nothing", code, quiet.stderr.String())
 		}
-		waitStderr(t, loud, "baton: waiting for lock "+name+": 2nd in line (1 ahead); held by ")
 		if code := loud.wait(20 * time.Second); code != 0 {
 			t.Fatalf("waiter with -v: exit %d %q", code, loud.stderr.String())
 		}

@@ -212,6 +212,6 @@ func (spec lockSpec) needs() string {
 // line.
 func waitFlags(fs *flagSet) (retry *time.Duration, verbose *bool) {
 	retry = fs.Duration("retry", defaultRetry, "after losing its place in line while waiting (a store outage, a session that ended), rejoin the line, at its end, as long as failures have not gone on this long in a row; 0: exit 1 at once")
-	verbose = fs.Bool("v", false, "show the wait in line (position, holder) even when stderr is not a terminal, and each session renewal")
+	verbose = fs.Bool("v", false, "show the wait in line (position, holder) even when stderr is not a terminal, and each session renewal; the wait is read by polling, not watched: from 0.1s, backing off to every 2s (0.1s per waiter ahead, if longer)")
 	return retry, verbose
 }
