@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/layout"
 	"github.com/creack/pty"
 )
 
@@ -105,4 +106,47 @@ func TestIsTerminalOnlyOnATerminal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A holder and three waiters, two with -v, on every store and however
+// their output is wired: their CMDs never overlap and, where tokens fence,
+// run in line order.
+func TestLockExclusiveHoweverWired(t *testing.T) {
+	t.Parallel()
+	eachStore(t, false, func(t *testing.T, st testStore, e []string) {
+		for i, w := range wirings {
+			t.Run(w.name, func(t *testing.T) {
+				t.Parallel()
+				name := []string{"/wired-devnull", "wired-file", "wired/pipe", "/wired/pty"}[i]
+				out, written := w.open(t)
+				log := filepath.Join(t.TempDir(), "log")
+				holder := startWired(t, e, out, "lock", "--ttl", "5s", name, "--", "sh", "-c",
+					`echo "in $BATON_TOKEN" >> "$0"; : > "$0.in"; while [ ! -e "$0.go" ]; do sleep 0.01; done; echo "out $BATON_TOKEN" >> "$0"`, log)
+				waitExists(t, log+".in")
+				ps := []*proc{holder}
+				for _, v := range []string{"-v", "--ttl=5s", "-v"} {
+					ps = append(ps, startWired(t, e, out, "lock", v, name, "--", "sh", "-c",
+						`echo "in $BATON_TOKEN" >> "$0"; echo "out $BATON_TOKEN" >> "$0"`, log))
+				}
+				waitReport(t, e, name, "three waiters", func(r statusReport) bool {
+					pids := map[int]bool{}
+					for _, en := range r.Entries {
+						if en.Role == layout.RoleWaiter {
+							pids[en.PID] = true
+						}
+					}
+					return len(pids) == 3
+				}, ps...)
+				if err := os.WriteFile(log+".go", nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range ps {
+					if code := p.wait(30 * time.Second); code != 0 {
+						t.Fatalf("baton %v: exit %d; output %q", p.cmd.Args[1:], code, written())
+					}
+				}
+				checkLineLog(t, log, len(ps), st.tokens)
+			})
+		}
+	})
 }
