@@ -5,6 +5,37 @@
 # With CI set, a missing engine fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each phase prints when it starts and how long it took, counted from the
+# start of the run ("== [03:12] ./cmd/baton: go test -race"), and the run
+# ends with every phase's time, the slowest first.
+start=$SECONDS
+phase="" phase_start=0 times=()
+clock() { printf '%02d:%02d' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)); }
+took() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+end_phase() {
+  if [ -n "$phase" ]; then
+    local d=$((SECONDS - phase_start))
+    echo "== [$(clock)] $phase: took $(took $d)${1:+ ($1)}"
+    times+=("$(printf '%6d' $d) $(took $d)  $phase${1:+ ($1)}")
+    phase=""
+  fi
+}
+begin() {
+  end_phase
+  phase=$1 phase_start=$SECONDS
+  echo "== [$(clock)] $phase"
+}
+summary() {
+  local status=$?
+  end_phase "$([ $status = 0 ] || echo "failed, exit $status")"
+  echo "== phases, slowest first:"
+  printf '%s\n' "${times[@]}" | sort -rn | cut -c8-
+  echo "== total $(took $((SECONDS - start)))"
+}
+trap summary EXIT
+
+begin "setup: engines (apt-get) and Go modules (scripts/setup.sh)"
 bash scripts/setup.sh
 
 # Every go.mod in the tree is in go.work, so that nothing escapes the run.
@@ -22,7 +53,7 @@ staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
 
 export GOWORK=off
 for mod in $modules; do
-  echo "== $mod: go mod tidy -diff, go vet, staticcheck"
+  begin "$mod: go mod tidy -diff, go vet, staticcheck"
   (cd "$mod" && go mod tidy -diff && go vet ./... && $staticcheck ./...)
 done
 
@@ -30,7 +61,7 @@ done
 # servers in internal/) build for macOS and FreeBSD too: a build check
 # only, no tests run there.
 for os in darwin freebsd; do
-  echo "== GOOS=$os go build (library, ./cmd/baton)"
+  begin "GOOS=$os go build (library, ./cmd/baton)"
   GOOS=$os go build $(go list ./... | grep -v '/internal/')
   (cd cmd/baton && GOOS=$os go build -o /dev/null .)
 done
@@ -38,7 +69,7 @@ done
 # The library's go directive is the lowest its dependencies allow (their
 # own go directives are the floor), and the library builds, tests
 # included, with that very toolchain.
-echo "== library: go directive"
+begin "library: go directive, go vet with that toolchain"
 gover=$(go list -m -f '{{.GoVersion}}')
 floor=$(go mod download -json | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p' |
   xargs awk '/^go /{print $2; nextfile}' | sort -V | tail -1)
@@ -52,7 +83,7 @@ GOTOOLCHAIN="go$gover" go vet ./...
 # A user who imports one backend gets that store's client and nothing of
 # the etcd server.
 for pkg in zk etcd; do
-  echo "== library: a module importing only baton/$pkg"
+  begin "library: a module importing only baton/$pkg"
   scratch=$(mktemp -d)
   cat >"$scratch/go.mod" <<EOF
 module example.com/user
@@ -82,11 +113,11 @@ for mod in $modules; do
     # the race detector reports; the suite runs without it. Races in
     # baton's own code are covered by every other module, ZooKeeper
     # partition tests included.
-    echo "== $mod: go test (fault suite)"
+    begin "$mod: go test (fault suite)"
     (cd "$mod" && go test -count=1 -timeout 25m ./...)
     ;;
   *)
-    echo "== $mod: go test -race"
+    begin "$mod: go test -race"
     (cd "$mod" && go test -race -count=1 -timeout 25m ./...)
     ;;
   esac
