@@ -1,0 +1,45 @@
+package baton_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/memory"
+)
+
+// Example is the README's library example: a lock, then an election. The
+// README shows the lines between "README:" and "end README" as they are
+// (cmd/baton's TestDocs checks that they match).
+func Example() {
+	// README:
+	ctx := context.Background()
+	s, err := memory.New().Open(ctx, 10*time.Second) // or zk.Open(ctx, servers), etcd.Open(ctx, endpoints)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close(ctx)
+
+	m := baton.NewMutex(s, "jobs/nightly")
+	lease, err := m.Lock(ctx) // waits its turn; cancelling ctx leaves no trace
+	if err != nil {
+		panic(err)
+	}
+	work, stop := lease.Context(ctx) // cancelled if the lock is lost
+	fmt.Println("holding", lease.Key(), "token", lease.Token(), work.Err() == nil)
+	stop()
+	_ = m.Unlock(ctx) // releases even if ctx is done by then
+
+	e := baton.NewElection(s, "scheduler")
+	if err := e.Campaign(ctx, []byte("host-a")); err != nil { // waits until we lead
+		panic(err)
+	}
+	fmt.Println("leading, token", e.Lease().Token())
+	_ = e.Resign(ctx)
+	// end README
+
+	// Output:
+	// holding /jobs/nightly token 1 true
+	// leading, token 3
+}
