@@ -27,7 +27,7 @@ func Example() {
 		panic(err)
 	}
 	work, stop := lease.Context(ctx) // cancelled if the lock is lost
-	fmt.Println("holding", lease.Key(), "token", lease.Token(), work.Err() == nil)
+	nightly(work, lease.Token())     // pass the fencing token to what the work writes
 	stop()
 	_ = m.Unlock(ctx) // releases even if ctx is done by then
 
@@ -40,6 +40,14 @@ func Example() {
 	// end README
 
 	// Output:
-	// holding /jobs/nightly token 1 true
+	// nightly job, fencing token 1
 	// leading, token 3
+}
+
+// nightly stands for the work done holding the lock: it stops when ctx
+// is done, and hands token to what it writes.
+func nightly(ctx context.Context, token int64) {
+	if ctx.Err() == nil {
+		fmt.Println("nightly job, fencing token", token)
+	}
 }
