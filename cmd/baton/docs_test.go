@@ -326,3 +326,66 @@ func checkReadmeGo(t *testing.T) {
 		t.Errorf("README.md's Go block differs from %s's Example (between README: and end README); make them the same.\nREADME:\n%s\nExample:\n%s", example, goBlocks[0], want.String())
 	}
 }
+
+// mdLink is a Markdown link's target: a path, an anchor, or both.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]*)\)`)
+
+// TestDocLinks checks that every relative link in README.md and docs/*.md
+// names a file that exists and, with #anchor, a heading in it (GitHub's
+// anchors: lower case, punctuation dropped, spaces as hyphens).
+func TestDocLinks(t *testing.T) {
+	anchors := map[string]map[string]bool{}
+	headings := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		anchors[path] = a
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return a
+		}
+		inFence := false
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "```") {
+				inFence = !inFence
+			}
+			if inFence || !strings.HasPrefix(l, "#") {
+				continue
+			}
+			a[slug(strings.TrimLeft(l, "# "))] = true
+		}
+		return a
+	}
+	for _, doc := range docFiles(t) {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") || target == "" {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := doc
+			if file != "" {
+				path = filepath.Join(filepath.Dir(doc), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link %q: no such file", doc, target)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !headings(path)[anchor] {
+				t.Errorf("%s: link %q: %s has no heading with that anchor", doc, target, path)
+			}
+		}
+	}
+}
+
+var notSlug = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+
+// slug is GitHub's anchor for a heading's text.
+func slug(heading string) string {
+	return strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(strings.TrimSpace(heading)), ""), " ", "-")
+}
