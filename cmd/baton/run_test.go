@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -175,28 +174,6 @@ func TestCompletionOffersEveryFlag(t *testing.T) {
 		for _, f := range want {
 			if !slices.Contains(m.completionFlags(c), f) {
 				t.Errorf("%s: completion lacks %s", c, f)
-			}
-		}
-	}
-}
-
-// TestReadmeNamesEveryFlag: every long flag a command's -h lists (its
-// verbs' too) is named in the README, so the two cannot drift apart;
-// bench's are documented with its figures in docs/PERFORMANCE.md.
-func TestReadmeNamesEveryFlag(t *testing.T) {
-	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &Main{Getenv: func(string) string { return "" }}
-	for _, c := range commands {
-		if c.hidden || c.name == "bench" || c.name == "completion" || c.name == "version" {
-			continue
-		}
-		for _, f := range m.completionFlags(c.name) {
-			if strings.HasPrefix(f, "--") && !strings.Contains(string(readme), f) {
-				t.Errorf("baton %s -h lists %s, which README.md does not name", c.name, f)
 			}
 		}
 	}
