@@ -25,3 +25,7 @@ command -v java >/dev/null || { echo "setup: java is required (ZooKeeper, Curato
 for mod in $(find . -name go.mod -not -path './.git/*' | xargs -n1 dirname); do
   (cd "$mod" && GOWORK=off go mod download)
 done
+# The README's `go run ./cmd/baton` and `go install ./cmd/baton` load the
+# workspace (go.work), whose module graph wants a few go.mod files that no
+# module alone does; TestDocs runs them offline.
+go list -deps ./cmd/baton >/dev/null
