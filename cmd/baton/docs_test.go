@@ -154,8 +154,8 @@ func TestDocs(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	testenv.Require(t, "network and PID namespaces (unshare, as root)",
-		exec.Command("unshare", "--net", "--pid", "--fork", "--mount-proc", "true").Run())
+	testenv.Require(t, "network and PID namespaces (unshare and ip, as root)",
+		exec.Command("unshare", "--net", "--pid", "--fork", "--mount-proc", "ip", "link", "set", "lo", "up").Run())
 
 	gocache, gomodcache := goEnv(t, "GOCACHE"), goEnv(t, "GOMODCACHE")
 	root, err := filepath.Abs(repoRoot)
