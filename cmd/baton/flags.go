@@ -80,6 +80,9 @@ func (sf *storeFlags) parse() (store.URL, error) {
 		return store.URL{}, sf.usageErr("--store is empty (want a store URL, or leave --store out for $BATON_STORE or %s)", defaultStore)
 	}
 	u, err := store.Parse(sf.url)
+	if errors.Is(err, store.ErrHalfCredentials) {
+		return u, sf.usageErr("%v (a CMD run by baton gets $BATON_STORE without its password unless baton runs with --pass-secrets)", err)
+	}
 	if err != nil {
 		return u, sf.usageErr("%v", err)
 	}
@@ -125,6 +128,9 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		if metricsCommand(name) {
 			addMetricsFlag(fs, &sf.metrics)
 		}
+	}
+	if fs.takesCmd {
+		fs.BoolVar(&m.passSecrets, "pass-secrets", false, passSecretsUsage)
 	}
 	fs.help = func() {
 		fmt.Fprintf(m.Stdout, "usage: baton %s\n\nflags:\n", synopsis)

@@ -28,6 +28,8 @@ type Main struct {
 	// Getenv reads the environment (BATON_STORE).
 	Getenv func(string) string
 
+	passSecrets bool // --pass-secrets: CMD gets baton's secrets (cmdEnviron)
+
 	exits []func() // run when Run returns, last first
 }
 
