@@ -250,7 +250,10 @@ func (d *demoRun) summary(sum *demoSummary) error {
 	if !sum.fifo {
 		fifo = "NOT FIFO: a later arrival was served first"
 	}
-	fmt.Fprintf(w, "  acquisition order (%s): %s\n", fifo, strings.Join(sum.order, " "))
+	fmt.Fprintf(w, "  acquisition order (%s):\n", fifo)
+	for _, l := range orderLines(sum.order) {
+		fmt.Fprintln(w, l)
+	}
 	if sum.watchCounted && sum.releases > 0 {
 		fmt.Fprintf(w, "  watch notifications per release: %.2f (%d notifications, %d releases)\n",
 			float64(sum.watchEvents)/float64(sum.releases), sum.watchEvents, sum.releases)
