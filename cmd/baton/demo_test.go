@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/batonhq/baton/internal/zktest"
@@ -105,5 +106,26 @@ func TestDemoBadDurations(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.HasPrefix(stderr, "baton: demo: --") {
 			t.Errorf("baton %q: exit %d, stdout %q, stderr %q; want %d, nothing on stdout and one usage line", args, code, out, stderr, exitUsage)
 		}
+	}
+}
+
+// TestDemoProgress: progress lines come a tenth of the total apart, so a
+// long run prints at most nine (--rounds 200 printed one every 250 ms, a
+// hundred and more); and the lock phase's bound grows with the
+// acquisitions asked for.
+func TestDemoProgress(t *testing.T) {
+	for _, total := range []int{1, 5, 30, 40, 1000, 100000} {
+		lines, last := 0, 0
+		for n := 0; n <= total; n++ {
+			if progressDue(n, last, total) {
+				lines, last = lines+1, n
+			}
+		}
+		if lines > 9 || total >= 20 && lines < 5 {
+			t.Errorf("%d in all: %d progress lines", total, lines)
+		}
+	}
+	if lockPhaseLimit(30) != 45*time.Second || lockPhaseLimit(1000) < 100*time.Second {
+		t.Errorf("lock phase limits %v for 30 acquisitions, %v for 1000", lockPhaseLimit(30), lockPhaseLimit(1000))
 	}
 }
