@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/backoff"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/etcdprobe"
 	"github.com/batonhq/baton/internal/telemetry"
 )
 
@@ -336,7 +337,9 @@ func (c *conn) Close(ctx context.Context) error {
 
 // oldWatchServer reports whether the server is older than 3.6, where a
 // watch "from now" can land in the unsynced group (see armGone). An
-// unknown version counts as new.
+// unknown version counts as new. The first member to answer speaks for
+// the cluster: asking them in turn would cost the whole dial timeout for
+// each one that is down.
 func oldWatchServer(ctx context.Context, cli *clientv3.Client) bool {
 	eps := cli.Endpoints()
 	if len(eps) == 0 {
@@ -344,7 +347,7 @@ func oldWatchServer(ctx context.Context, cli *clientv3.Client) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	st, err := cli.Status(ctx, eps[0])
+	st, err := etcdprobe.FirstStatus(ctx, cli, eps)
 	if err != nil {
 		return false
 	}

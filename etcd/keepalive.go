@@ -112,8 +112,13 @@ func (c *conn) keepAliveOnce(deadline, giveUp time.Time) (expired bool, err erro
 // was given up locally. The session is already over for us; if the server
 // can still be reached, revoking frees our keys now instead of a TTL later,
 // so the next waiter need not wait out a lease nobody renews.
+//
+// It gives up after one keepalive interval (at most a second), as a
+// keepalive does: it is all Close waits for, and the server, if it could
+// answer, would have; if not, the lease expires a TTL later as it would
+// have anyway.
 func (c *conn) revokeLost() {
-	ctx, cancel := context.WithTimeout(context.Background(), c.ttl)
+	ctx, cancel := context.WithTimeout(context.Background(), min(c.ttl/3, maxKeepAliveInterval))
 	defer cancel()
 	_, _ = c.cli.Revoke(ctx, c.lease)
 }

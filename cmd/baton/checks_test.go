@@ -49,6 +49,32 @@ func TestUsageChecks(t *testing.T) {
 	}
 }
 
+// TestEmptyBatonStore: $BATON_STORE set and empty is refused (exit 2,
+// one line), as an empty --store is, rather than read as the default
+// store: a variable never filled in is a mistake. A --store given beside
+// it is used.
+func TestEmptyBatonStore(t *testing.T) {
+	t.Parallel()
+	e := env("BATON_STORE=")
+	for _, args := range [][]string{
+		{"lock", "x", "--", "true"},
+		{"status", "x"},
+		{"queue", "len", "q"},
+	} {
+		_, stderr, code := run(t, e, args...)
+		if code != exitUsage || !strings.Contains(stderr, "$BATON_STORE is set and empty") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("BATON_STORE= baton %q: exit %d stderr %q, want 2 and one line on the empty $BATON_STORE", args, code, stderr)
+		}
+	}
+	if _, stderr, code := run(t, e, "lock", "--store", "", "x", "--", "true"); code != exitUsage || !strings.Contains(stderr, "--store is empty") {
+		t.Errorf("BATON_STORE= baton lock --store '': exit %d stderr %q", code, stderr)
+	}
+	dead := "etcd://" + closedPort(t)
+	if _, stderr, code := run(t, e, "lock", "--store", dead, "--dial-timeout", "100ms", "x", "--", "true"); code != 1 || !strings.Contains(stderr, "cannot reach") {
+		t.Errorf("BATON_STORE= baton lock --store %s: exit %d stderr %q, want it dialled", dead, code, stderr)
+	}
+}
+
 // TestServeBadListen: a --listen (serve's, its --ui-listen, ui's) that is
 // not host:port is a usage error, found before anything is made: serve
 // leaves no data directory behind.

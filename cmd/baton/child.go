@@ -154,7 +154,7 @@ type runSpec struct {
 func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResult, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = m.Stdin, m.Stdout, m.Stderr
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(cmdEnviron(os.Environ(), m.passSecrets), env...)
 	// Own group so baton can signal CMD and everything it started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setDeathSignal(cmd.SysProcAttr)

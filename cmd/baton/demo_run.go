@@ -200,9 +200,10 @@ func waitCount(ctx context.Context, path string, limit time.Duration, kind strin
 }
 
 // progress prints how many events of kind the log has, every so often,
-// until stop is closed.
+// until stop is closed: at most every 250 ms, and only after a tenth of
+// total more (so at most nine lines, however long the run).
 func (d *demoRun) progress(path, kind, unit string, total int, stop <-chan struct{}) {
-	last := -1
+	last := 0
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -218,11 +219,18 @@ func (d *demoRun) progress(path, kind, unit string, total int, stop <-chan struc
 				n++
 			}
 		}
-		if n != last && n > 0 && n < total {
+		if progressDue(n, last, total) {
 			fmt.Fprintf(d.out, "    … %d/%d %s\n", n, total, unit)
 			last = n
 		}
 	}
+}
+
+// progressDue reports whether a count of n of total, last printed at
+// last (0: never), is worth a progress line: short of the end, and a
+// tenth of total (at least one) past the last.
+func progressDue(n, last, total int) bool {
+	return n > 0 && n < total && n-last >= max(total/10, 1)
 }
 
 // watchEvents sums the workers' reported watch notifications (less those

@@ -34,6 +34,9 @@ type storeFlags struct {
 
 	metrics string         // --metrics-addr, where the command serves /metrics
 	ms      *metricsServer // serving it, from the first open
+
+	envEmpty bool          // $BATON_STORE is set and empty
+	fs       *flag.FlagSet // the flags, to tell an empty --store from an empty $BATON_STORE
 }
 
 // TTL bounds, the same on every store. A server may still grant another
@@ -77,9 +80,15 @@ func (sf *storeFlags) parse() (store.URL, error) {
 		return store.URL{}, err
 	}
 	if sf.url == "" {
+		if sf.envEmpty && !sf.storeGiven() {
+			return store.URL{}, sf.usageErr("$BATON_STORE is set and empty (set it to a store URL, or unset it for %s)", defaultStore)
+		}
 		return store.URL{}, sf.usageErr("--store is empty (want a store URL, or leave --store out for $BATON_STORE or %s)", defaultStore)
 	}
 	u, err := store.Parse(sf.url)
+	if errors.Is(err, store.ErrHalfCredentials) {
+		return u, sf.usageErr("%v (a CMD run by baton gets $BATON_STORE without its password unless baton runs with --pass-secrets)", err)
+	}
 	if err != nil {
 		return u, sf.usageErr("%v", err)
 	}
@@ -87,6 +96,15 @@ func (sf *storeFlags) parse() (store.URL, error) {
 		return u, sf.usageErr("%v", err)
 	}
 	return u, nil
+}
+
+// storeGiven reports whether --store was on the command line.
+func (sf *storeFlags) storeGiven() bool {
+	given := false
+	if sf.fs != nil {
+		sf.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "store" })
+	}
+	return given
 }
 
 // flagSet is a subcommand's flags and its -h text.
@@ -109,8 +127,12 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 	fs.Usage = func() {}
 	if sf != nil {
 		sf.verb = name
-		def := m.Getenv("BATON_STORE")
-		if def == "" {
+		// An empty $BATON_STORE is refused as an empty --store is: set
+		// and empty, it is more likely a mistake (a variable that was
+		// never filled in) than a wish for the default store.
+		def, set := m.lookupEnv("BATON_STORE")
+		sf.envEmpty, sf.fs = set && def == "", fs.FlagSet
+		if !set {
 			def = defaultStore
 		}
 		fs.StringVar(&sf.url, "store", def, "store `URL` (or $BATON_STORE)")
@@ -125,6 +147,9 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		if metricsCommand(name) {
 			addMetricsFlag(fs, &sf.metrics)
 		}
+	}
+	if fs.takesCmd {
+		fs.BoolVar(&m.passSecrets, "pass-secrets", false, passSecretsUsage)
 	}
 	fs.help = func() {
 		fmt.Fprintf(m.Stdout, "usage: baton %s\n\nflags:\n", synopsis)

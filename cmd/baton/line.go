@@ -71,13 +71,19 @@ func (l *line) held(expiry func() time.Time) {
 }
 
 // session returns the store, first opening a new session if the one in
-// use has ended.
-func (l *line) session(ctx context.Context) (*store.Store, error) {
+// use has ended, giving up the dial after dial (0: --dial-timeout).
+func (l *line) session(ctx context.Context, dial time.Duration) (*store.Store, error) {
 	s := l.store()
 	if s.Session == nil || s.Session.Err() == nil {
 		return s, nil
 	}
-	ns, err := l.m.open(ctx, l.sf)
+	sf := l.sf
+	if dial > 0 && dial < sf.dial {
+		bounded := *l.sf
+		bounded.dial = dial
+		sf = &bounded
+	}
+	ns, err := l.m.open(ctx, sf)
 	if err != nil {
 		return nil, err
 	}
@@ -94,13 +100,21 @@ func (l *line) session(ctx context.Context) (*store.Store, error) {
 // succeeds. After a failure that may pass (a store outage, a lost
 // session), it rejoins the line (at its end) unless ctx is done, the
 // error is one no retry mends, or failures have gone on for l.retry since
-// the last attempt that lasted that long.
+// the last attempt that lasted that long. The pauses and the dials of a
+// new session count against l.retry: a dial is given what is left of it.
 func waitInLine[T any](ctx context.Context, l *line, get func(context.Context, *store.Store) (T, error)) (T, error) {
 	var zero T
 	var first time.Time // the first failure of the current run of failures
 	backoff := 100 * time.Millisecond
+	var last error // the last failure, while rejoining
 	for {
-		s, err := l.session(ctx)
+		var dial time.Duration
+		if !first.IsZero() {
+			if dial = (l.retry - time.Since(first)).Truncate(time.Millisecond); dial <= 0 {
+				return zero, fmt.Errorf("%w (no place in line for --retry %v)", last, l.retry)
+			}
+		}
+		s, err := l.session(ctx, dial)
 		if err == nil {
 			began := time.Now()
 			stop := l.showWait(ctx, s)
@@ -117,6 +131,7 @@ func waitInLine[T any](ctx context.Context, l *line, get func(context.Context, *
 		if ctx.Err() != nil || l.retry <= 0 || !mendable(err) {
 			return zero, err
 		}
+		last = err
 		if first.IsZero() {
 			first = time.Now()
 			fmt.Fprintf(l.m.Stderr, "baton: %s: lost its place in line (%s); rejoining\n", l.what, errLine(err))
@@ -126,7 +141,7 @@ func waitInLine[T any](ctx context.Context, l *line, get func(context.Context, *
 		select {
 		case <-ctx.Done():
 			return zero, ctx.Err()
-		case <-time.After(backoff):
+		case <-time.After(min(backoff, l.retry-time.Since(first))):
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}

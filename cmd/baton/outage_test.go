@@ -110,3 +110,55 @@ func waitStderr(t *testing.T, p *proc, want string) {
 		<-time.After(10 * time.Millisecond) // poll interval
 	}
 }
+
+// TestRetryBudget: a waiter that lost its place with the store gone for
+// good gives up --retry after it said so, not later: the dial of a new
+// session gets what is left of --retry, and closing the lost session does
+// not wait on a revoke the server will never answer. (On etcd it took the
+// whole 5 s dial timeout, and then a TTL for that revoke.)
+func TestRetryBudget(t *testing.T) {
+	t.Parallel()
+	stores := []struct {
+		name  string
+		start func(t *testing.T) (url string, stop func())
+	}{
+		{"zk", func(t *testing.T) (string, func()) {
+			s := zktest.Start(t)
+			return "zk://" + s.Addr(), s.Stop
+		}},
+		{"etcd", func(t *testing.T) (string, func()) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			s, err := embedded.Start(ctx, embedded.Config{DataDir: t.TempDir(), Fast: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return "etcd://" + s.Addr(), s.Stop
+		}},
+	}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			u, stop := st.start(t)
+			e := env("BATON_STORE=" + u)
+			const name, retry = "/retry-budget", 2 * time.Second
+			holder := start(t, e, "lock", "--ttl", "60s", name)
+			holder.waitOutput("BATON_TOKEN=", 20*time.Second)
+			waiter := start(t, e, "lock", "--ttl", "6s", "--retry", retry.String(), name, "--", "true")
+			waitReport(t, e, name, "the waiter queued", counts(1, 1), holder, waiter)
+			stop()
+			waitStderr(t, waiter, "lost its place in line")
+			t0 := time.Now()
+			code := waiter.wait(60 * time.Second)
+			d := time.Since(t0)
+			t.Logf("waiter gave up %v after it lost its place; stderr %q", d.Round(time.Millisecond), waiter.stderr.String())
+			if code != 1 || !strings.Contains(waiter.stderr.String(), "no place in line for --retry 2s") {
+				t.Fatalf("waiter: exit %d, stderr %q", code, waiter.stderr.String())
+			}
+			if d < retry/2 || d > retry+2*time.Second {
+				t.Errorf("waiter gave up %v after it lost its place, want about --retry %v", d.Round(time.Millisecond), retry)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -82,15 +83,22 @@ func (m *Main) permit(ctx context.Context, args []string) error {
 	}
 	defer done()
 	sem := baton.NewPermitSemaphore(s.Session, name, *n)
+	var act func(ctx context.Context) error
 	switch v {
 	case "extend":
-		if _, err := waitFor(ctx, sigs, sf.dial, func(ctx context.Context) (struct{}, error) { return struct{}{}, sem.Extend(ctx, pos[1], ttl) }); err != nil {
-			return wrapExit(err, "permit extend %s %s", name, pos[1])
-		}
-		return nil
+		act = func(ctx context.Context) error { return sem.Extend(ctx, pos[1], ttl) }
 	case "release":
-		if _, err := waitFor(ctx, sigs, sf.dial, func(ctx context.Context) (struct{}, error) { return struct{}{}, sem.ReleaseID(ctx, pos[1]) }); err != nil {
-			return wrapExit(err, "permit release %s %s", name, pos[1])
+		act = func(ctx context.Context) error { return sem.ReleaseID(ctx, pos[1]) }
+	}
+	if act != nil {
+		_, err := waitFor(ctx, sigs, sf.dial, func(ctx context.Context) (struct{}, error) { return struct{}{}, act(ctx) })
+		if errors.Is(err, baton.ErrInvalidName) {
+			// The name was checked already: the id is malformed (the
+			// library alone knows its syntax, NAME@TOKEN).
+			return usageErr("permit %s %s: %v (want an ID as permit list prints it)", v, name, err)
+		}
+		if err != nil {
+			return wrapExit(err, "permit %s %s %s", v, name, pos[1])
 		}
 		return nil
 	}

@@ -85,6 +85,9 @@ func permitRun(t *testing.T, e []string) {
 		{"permit", "extend", "/p", id},
 		{"permit", "extend", "/p", id, "-1s"},
 		{"permit", "release", "/p"},
+		{"permit", "extend", "/p", "bogus-id", "5s"}, // a malformed id
+		{"permit", "extend", "/p", "lease-x@0", "5s"},
+		{"permit", "release", "/p", "bogus-id"},
 		{"semaphore", "-n", "1", "--permit-ttl", "-1s", "/p", "--", "true"},
 	} {
 		if _, _, code := run(t, e, bad...); code != exitUsage {

@@ -13,7 +13,7 @@ import (
 // status) and releases, so the next in line runs; with nobody holding,
 // revoke exits 3; a holder of several NAMEs is stopped by a request to any
 // of them and releases them all; a holder with the default (ignore) keeps
-// the lock.
+// the lock, and status shows it as a holder asked to let go.
 func TestRevoke(t *testing.T) {
 	t.Parallel()
 	eachStore(t, true, func(t *testing.T, _ testStore, e []string) {
@@ -64,6 +64,15 @@ func TestRevoke(t *testing.T) {
 		}
 		if _, stderr, code := run(t, e, "lock", "--try", "/rv2", "--", "true"); code != exitTimeout {
 			t.Fatalf("a holder without --on-revoke term let go: --try exit %d %q", code, stderr)
+		}
+		// status shows a holder asked to let go, not an election leader
+		// whose value is the revoke marker.
+		rep := pollStatus(t, e, "/rv2", func(r statusReport) bool { return r.Holders == 1 })
+		if h := rep.Entries[0]; len(rep.Recipes) != 1 || rep.Recipes[0] != "mutex" || h.Role != "holder" || !h.RevokeRequested || h.Value != "" {
+			t.Errorf("revoked holder in status: %+v", rep)
+		}
+		if out, _, _ := run(t, e, "status", "/rv2"); !strings.Contains(out, "asked to let go: revoke requested") || strings.Contains(out, "__REVOKE__") {
+			t.Errorf("text status of a revoked holder %q", out)
 		}
 		plain.signal(syscall.SIGTERM)
 		plain.wait(10 * time.Second)

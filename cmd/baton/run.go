@@ -27,6 +27,11 @@ type Main struct {
 	Stderr io.Writer
 	// Getenv reads the environment (BATON_STORE).
 	Getenv func(string) string
+	// LookupEnv also says whether a variable is set (an empty
+	// BATON_STORE is refused); nil: set when Getenv says it is not empty.
+	LookupEnv func(string) (string, bool)
+
+	passSecrets bool // --pass-secrets: CMD gets baton's secrets (cmdEnviron)
 
 	exits []func() // run when Run returns, last first
 }
@@ -44,7 +49,16 @@ func (m *Main) runExits() {
 
 // NewMain returns a Main on the process's standard files and environment.
 func NewMain() *Main {
-	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, LookupEnv: os.LookupEnv}
+}
+
+// lookupEnv is LookupEnv, or Getenv when it is nil.
+func (m *Main) lookupEnv(k string) (string, bool) {
+	if m.LookupEnv != nil {
+		return m.LookupEnv(k)
+	}
+	v := m.Getenv(k)
+	return v, v != ""
 }
 
 // exitError carries an exit status; an empty message prints nothing.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/testca"
 )
 
@@ -133,6 +134,86 @@ func TestServeClusterUsage(t *testing.T) {
 		}
 		if _, err := os.Stat(data); err == nil {
 			t.Errorf("serve %q left a data dir", tc.args)
+		}
+	}
+}
+
+// TestServeClusterFirstMemberDown: with the first member of a cluster
+// --store down (the other two serve), `serve members`, `lock` and
+// `status` answer through the others without waiting on it. They asked it
+// first, for its version or the leader, with the whole dial timeout
+// (5 s): `serve members` failed, `lock` and `status` took 5 s. Each must
+// now take under the dial timeout less a second (unloaded they take
+// 0.05 s; on a loaded machine about 1 s, as with the last member down,
+// logged for comparison).
+func TestServeClusterFirstMemberDown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var clients, initial []string
+	for i := range 3 {
+		clients = append(clients, closedPort(t))
+		initial = append(initial, fmt.Sprintf("n%d=%s", i+1, closedPort(t)))
+	}
+	var members []*proc
+	for i := range 3 {
+		members = append(members, start(t, env(), "serve", "--name", fmt.Sprintf("n%d", i+1),
+			"--data-dir", filepath.Join(dir, fmt.Sprintf("n%d", i+1)), "--listen", clients[i],
+			"--initial-cluster", strings.Join(initial, ",")))
+	}
+	for _, p := range members {
+		p.waitOutput("Ctrl-C stops\n", 60*time.Second)
+	}
+	store := "etcd://" + strings.Join(clients, ",")
+	const bound = 4 * time.Second // the client's dial timeout (5 s), less a second
+	timed := func(down string, args ...string) {
+		t.Helper()
+		t0 := time.Now()
+		out, stderr, code := run(t, env(), args...)
+		d := time.Since(t0)
+		t.Logf("%s down: baton %s: %v", down, args[0], d.Round(time.Millisecond))
+		if code != 0 {
+			t.Fatalf("%s down: baton %q: exit %d, stdout %q, stderr %q", down, args, code, out, stderr)
+		}
+		if args[0] == "serve" && strings.Count(out, " leader\n") != 1 {
+			t.Errorf("%s down: serve members printed %q, want one leader", down, out)
+		}
+		if down == "n1" && d > bound {
+			t.Errorf("%s down: baton %s took %v, bound %v", down, args[0], d.Round(time.Millisecond), bound)
+		}
+	}
+	for _, down := range []int{2, 0} {
+		members[down].signal(syscall.SIGKILL)
+		members[down].wait(30 * time.Second)
+		// The two left elect a leader if needed (on a loaded machine
+		// they may take a few tries); then the cluster serves.
+		var up []string
+		for i, c := range clients {
+			if i != down {
+				up = append(up, c)
+			}
+		}
+		var stderr string
+		if !await.Within(60*time.Second, func() bool {
+			var code int
+			_, stderr, code = run(t, env(), "lock", "--store", "etcd://"+strings.Join(up, ","), "/first-down", "--", "true")
+			return code == 0
+		}) {
+			t.Fatalf("lock through the members up: %q", stderr)
+		}
+		name := fmt.Sprintf("n%d", down+1)
+		timed(name, "serve", "members", "--store", store)
+		timed(name, "lock", "--store", store, "/first-down", "--", "true")
+		timed(name, "status", "--store", store, "/first-down")
+		members[down] = start(t, env(), "serve", "--name", name, "--data-dir", filepath.Join(dir, name),
+			"--listen", clients[down], "--initial-cluster", strings.Join(initial, ","))
+		members[down].waitOutput("Ctrl-C stops\n", 60*time.Second)
+	}
+	for _, p := range members {
+		p.signal(syscall.SIGTERM)
+	}
+	for i, p := range members {
+		if code := p.wait(30 * time.Second); code != 0 {
+			t.Errorf("member n%d exit %d: %q", i+1, code, p.stderr.String())
 		}
 	}
 }

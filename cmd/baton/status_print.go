@@ -68,7 +68,7 @@ func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.T
 // baton's identity (redis.WithIdentity); a baton value without one (a
 // library client's) is a "baton client", any other "foreign".
 func redisEntry(e layout.Entry, v string, now time.Time) layout.Entry {
-	e.Identity, e.Age = "foreign", -1
+	e.Identity, e.Age = layout.IdentityForeign, -1
 	e.Session, _, _ = strings.Cut(v, ".") // the random part: the identity follows
 	id, ok := redis.ParseValue(v)
 	if !ok {
@@ -140,7 +140,9 @@ func printStatus(w io.Writer, rep statusReport) {
 	fmt.Fprintln(tw, "  #\tROLE\tIDENTITY\tAGE\tTTL\tTOKEN\tNODE\tFLAGS")
 	for _, n := range rep.Entries {
 		id := n.Identity
-		if n.Peer != "" && n.Peer != layout.PeerBaton {
+		// The peer names the layout: a peer's, or baton's own for a node
+		// that carries no identity.
+		if n.Peer != "" && (n.Peer != layout.PeerBaton || n.Identity == layout.IdentityUnknown) {
 			id += " (" + n.Peer + ")"
 		}
 		if n.Value != "" {

@@ -38,8 +38,10 @@ func TestStatusPriorityDelayQueue(t *testing.T) {
 		priorities := map[int32]string{3: pqPeer, 1: pqPeer}
 		wantItems := 4
 		if st.name == "etcd" {
-			pqPeer, dqPeer = layout.PeerEtcd, layout.PeerUnknown
-			priorities = map[int32]string{3: pqPeer, 1: pqPeer, 5: layout.PeerUnknown}
+			// Delay items and the older pq- items are named as only baton
+			// names them on etcd.
+			pqPeer, dqPeer = layout.PeerEtcd, layout.PeerBaton
+			priorities = map[int32]string{3: pqPeer, 1: pqPeer, 5: layout.PeerBaton}
 			wantItems = 5
 			// An item of a baton from before etcd's layout.
 			addr := strings.TrimPrefix(strings.TrimPrefix(e[len(e)-1], "BATON_STORE="), "etcd://")
@@ -60,8 +62,8 @@ func TestStatusPriorityDelayQueue(t *testing.T) {
 		}
 		dq := 0
 		for _, n := range rep.Entries {
-			if n.Role != layout.RoleItem {
-				t.Errorf("not an item: %+v", n)
+			if n.Role != layout.RoleItem || n.Identity != layout.IdentityUnknown {
+				t.Errorf("not an item of an unknown writer: %+v", n)
 			}
 			switch n.Recipe {
 			case layout.RecipePriorityQueue:

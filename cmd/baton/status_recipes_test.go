@@ -90,7 +90,9 @@ func TestStatusSemaphore(t *testing.T) {
 }
 
 // TestStatusElectionQueueBarrier: the leader and its value, a candidate
-// behind it, queue items, and a set barrier.
+// behind it, queue items, and a set barrier. Candidates and items are
+// baton's own, so never foreign: their writer is unknown (their data is a
+// value, a payload), with the age the store records.
 func TestStatusElectionQueueBarrier(t *testing.T) {
 	t.Parallel()
 	eachStore(t, true, func(t *testing.T, st testStore, e []string) {
@@ -102,6 +104,16 @@ func TestStatusElectionQueueBarrier(t *testing.T) {
 		if rep.Entries[0].Role != layout.RoleLeader || rep.Entries[0].Value != "first" ||
 			rep.Entries[1].Role != layout.RoleCandidate || rep.Entries[1].Value != "second" || rep.Recipes[0] != layout.RecipeElection {
 			t.Fatalf("election %+v", rep)
+		}
+		// A candidate's data is its value: who wrote it is unknown, not
+		// foreign; ZooKeeper records its age (etcd keeps no times).
+		for _, n := range rep.Entries {
+			if n.Identity != layout.IdentityUnknown || st.name == "zk" && n.Age < 0 {
+				t.Errorf("baton's own candidate shown as %q, age %v: %+v", n.Identity, n.Age, n)
+			}
+		}
+		if out, _, _ := run(t, e, "status", name); strings.Contains(out, "foreign") || !strings.Contains(out, "unknown") {
+			t.Errorf("text status of an election %q", out)
 		}
 		l.signal(syscall.SIGINT)
 		for _, p := range []*proc{l, c} {
@@ -119,6 +131,11 @@ func TestStatusElectionQueueBarrier(t *testing.T) {
 		rep = pollStatus(t, e, q, func(r statusReport) bool { return r.Items == 2 })
 		if rep.Held || rep.Entries[0].Role != layout.RoleItem || rep.Recipes[0] != layout.RecipeQueue {
 			t.Fatalf("queue %+v", rep)
+		}
+		for _, n := range rep.Entries {
+			if n.Identity != layout.IdentityUnknown || n.Age < 0 {
+				t.Errorf("baton's own queue item shown as %q, age %v: %+v", n.Identity, n.Age, n)
+			}
 		}
 
 		b := "/st-b-" + st.name

@@ -14,6 +14,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/etcdprobe"
 )
 
 // Member is one member of a cluster, as the cluster lists it.
@@ -123,20 +125,13 @@ func ListMembers(ctx context.Context, endpoints []string, tlsCfg *tls.Config, us
 	if err != nil {
 		return nil, err
 	}
-	var lead uint64
-	var errs []error
-	for _, ep := range endpoints {
-		st, err := cli.Status(ctx, ep)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		lead = st.Leader
-		break
+	// Any member that answers knows the leader: they are asked at once,
+	// so that one that is down does not use up ctx for the others.
+	st, err := etcdprobe.FirstStatus(ctx, cli, endpoints)
+	if err != nil {
+		return nil, err
 	}
-	if lead == 0 && len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	lead := st.Leader
 	var ms []Member
 	for _, m := range resp.Members {
 		ms = append(ms, Member{

@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
@@ -40,6 +41,7 @@ const (
 	FlagKazooCurator   = "unsafe unless set up for it: kazoo node under a Curator-layout path. A kazoo Lock made without extra_lock_patterns=[\"-lock-\"] (a WriteLock without \"__READ__\", \"__WRIT__\"; a ReadLock without \"__WRIT__\") ignores Curator's and baton's nodes and holds beside them; the names look the same either way, so check the kazoo client's code"
 	WarnDirBarrier     = "maybe not a barrier: the node has had children, so it may be the container directory of a lock or another recipe under it, which ZooKeeper removes once empty (a client cannot tell the two apart; baton barrier set refuses such a name)"
 	FlagForeign        = "foreign: no recipe recognises this node; it is ignored"
+	FlagRevoke         = "asked to let go: revoke requested (the revoke marker replaced the holder's identity in its node)"
 )
 
 // Describe turns a Listing into a Report at time now. It does no I/O.
@@ -134,7 +136,7 @@ func (d *describer) root() {
 		curator = curator || strings.HasPrefix(k.Name, "_c_")
 		hasLatch = hasLatch || k.Kind == baton.KindLatch
 		rw = rw || k.Kind == baton.KindRead || k.Kind == baton.KindWrite
-		if d.l.Store == StoreEtcd && k.Kind == baton.KindLock && k.Owner != "" && len(k.Data) > 0 {
+		if d.l.Store == StoreEtcd && k.Kind == baton.KindLock && k.Owner != "" && len(k.Data) > 0 && !revoked(k) {
 			if _, ok := baton.ParseIdentity(k.Data); !ok {
 				etcdElect = true // etcdctl elect and v3election write the value
 			}
@@ -146,6 +148,7 @@ func (d *describer) root() {
 		e := d.entry(k)
 		switch {
 		case d.itemQueue(k, &e):
+			d.unidentified(k, &e)
 		case d.l.Store == StoreEtcd && k.Kind == baton.KindLock && k.Owner == "" && isDecimal(k.Name):
 			// A persistent key named by a time: an item of etcd's
 			// recipe Queue (lock and election keys are leased).
@@ -157,6 +160,9 @@ func (d *describer) root() {
 			e.Role = ifElse(leaderSeen, RoleCandidate, RoleLeader)
 			leaderSeen = true
 			e.Value = printable(k.Data)
+			if k.Kind == baton.KindLatch {
+				d.unidentified(k, &e) // a peer's lock-kind candidate stays foreign
+			}
 			if zk && hasLatch && k.Kind == baton.KindLock {
 				e.Flags = append(e.Flags, WarnLeaderSelector)
 				d.warn(WarnLeaderSelector)
@@ -165,6 +171,10 @@ func (d *describer) root() {
 			e.Recipe = ifElse(rw, RecipeRWMutex, RecipeMutex)
 			e.Role = ifElse(anySeen, RoleWaiter, RoleHolder)
 			exclusiveSeen, anySeen = true, true
+			if revoked(k) {
+				e.Identity, e.RevokeRequested = IdentityUnknown, true
+				e.Flags = append(e.Flags, FlagRevoke)
+			}
 		case k.Kind == baton.KindRead:
 			e.Recipe = RecipeRWMutex
 			e.Role = ifElse(exclusiveSeen, RoleWaiter, RoleHolder)
@@ -174,6 +184,7 @@ func (d *describer) root() {
 		case k.Kind == baton.KindQueue:
 			e.Recipe, e.Role = RecipeQueue, RoleItem
 			d.rep.Items++
+			d.unidentified(k, &e)
 		case zk && curatorItem.MatchString(k.Name):
 			e.Recipe, e.Role, e.Peer = RecipeCuratorQueue, RoleItem, PeerCurator
 			d.rep.Items++
@@ -324,6 +335,10 @@ func (d *describer) queues() {
 		e := d.entry(k)
 		e.Recipe, e.Role = RecipeReliableQueue, RoleClaim
 		d.rep.Claimed++
+		d.unidentified(k, &e)
+		if e.Identity == IdentityUnknown {
+			e.Peer = PeerBaton // NAME/claims is baton's ReliableQueue's alone
+		}
 		d.add(e)
 	}
 	entries, taken := d.l.Dirs[DirEntries], d.l.Dirs[DirTaken]
@@ -380,6 +395,40 @@ func (d *describer) etcdRecipes() {
 	}
 }
 
+// revoked reports whether k's data is the revoke marker: its holder was
+// asked to let go.
+func revoked(k Child) bool { return bytes.Equal(k.Data, baton.RevokeMarker) }
+
+// unidentified marks e, a node whose layout keeps no identity (an
+// election candidate, a queue item, a claim), as IdentityUnknown rather
+// than foreign unless baton's identity is there after all, and as
+// baton's where only baton names nodes that way.
+func (d *describer) unidentified(k Child, e *Entry) {
+	if _, ours := baton.ParseIdentity(k.Data); ours {
+		return
+	}
+	e.Identity = IdentityUnknown
+	if d.batonsOwn(k) {
+		e.Peer = PeerBaton
+	}
+}
+
+// batonsOwn reports whether k's name is one only baton makes: on etcd an
+// election candidate latch-<lease> (etcd's own candidates are the bare
+// lease), a queue item qn-<id>, an older priority item pq-<id>, a delay
+// item; on the memory store every node (it has no peers).
+func (d *describer) batonsOwn(k Child) bool {
+	switch d.l.Store {
+	case StoreMemory:
+		return true
+	case StoreEtcd:
+		_, _, isDQ := baton.ParseDelayKind(k.Kind)
+		return k.Kind == baton.KindLatch || k.Kind == baton.KindQueue || isDQ ||
+			strings.HasPrefix(k.Name, baton.KindPriority+"-")
+	}
+	return false
+}
+
 func isDecimal(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -393,7 +442,7 @@ func isDecimal(s string) bool {
 // TTL, and flags that do not depend on its recipe.
 func (d *describer) entry(k Child) Entry {
 	e := Entry{Session: k.Owner, Token: k.Token, Seq: k.Seq, Kind: k.Kind, Node: k.Path,
-		Identity: "foreign", Age: -1, TTL: k.TTL, Peer: d.peerOf(k)}
+		Identity: IdentityForeign, Age: -1, TTL: k.TTL, Peer: d.peerOf(k)}
 	if k.Seq == math.MaxInt64 {
 		e.Seq = 0
 	}

@@ -238,3 +238,97 @@ func TestWrapFlag(t *testing.T) {
 		}
 	}
 }
+
+// Baton's election candidates and queue items keep no identity in their
+// data (a value, a payload): they are unknown, not foreign, with the age
+// the store records, and baton's where only baton names nodes so. A
+// peer's node where baton writes its identity stays foreign.
+func TestDescribeUnidentifiedNodes(t *testing.T) {
+	for _, c := range []struct {
+		store        string
+		kids         []Child
+		peers        []string
+		wantIdentity []string
+	}{
+		{StoreEtcd, []Child{
+			child("/e", "latch-694d8a7c3b1e0f02", baton.KindLatch, "vm/11375"),
+			child("/e", "latch-694d8a7c3b1e0f05", baton.KindLatch, ""),
+			child("/e", "694d8a7c3b1e0f09", baton.KindLock, "ctl-candidate"),
+		}, []string{PeerBaton, PeerBaton, PeerEtcd}, []string{IdentityUnknown, IdentityUnknown, IdentityForeign}},
+		{StoreZooKeeper, []Child{
+			child("/e", "_c_a-latch-0000000001", baton.KindLatch, "first"),
+			child("/e", "_c_b-latch-0000000002", baton.KindLatch, ""),
+		}, []string{PeerCurator, PeerCurator}, []string{IdentityUnknown, IdentityUnknown}},
+		{StoreMemory, []Child{
+			child("/e", "latch-1", baton.KindLatch, "first"),
+		}, []string{PeerBaton}, []string{IdentityUnknown}},
+	} {
+		for i := range c.kids {
+			c.kids[i].Created = now.Add(-time.Duration(i+1) * time.Second)
+		}
+		r := Describe(Listing{Name: "/e", Store: c.store, Dirs: map[string][]Child{"": c.kids}}, now)
+		for i, e := range r.Entries {
+			if e.Recipe != RecipeElection || e.Identity != c.wantIdentity[i] || e.Peer != c.peers[i] || e.Age != time.Duration(i+1)*time.Second {
+				t.Errorf("%s: candidate %d: %+v, want identity %q, peer %q, age %v", c.store, i, e, c.wantIdentity[i], c.peers[i], time.Duration(i+1)*time.Second)
+			}
+		}
+	}
+	for _, c := range []struct {
+		store, item string
+		peer        string
+	}{
+		{StoreEtcd, "qn-01a21e01a278705ea12f59ec378ab551", PeerBaton},
+		{StoreZooKeeper, "qn-0000000001", PeerZK},
+		{StoreMemory, "qn-0000000001", PeerBaton},
+	} {
+		item := child("/q", c.item, baton.KindQueue, "payload")
+		item.Owner, item.Created = "", now.Add(-2*time.Second)
+		claim := child("/q/claims", c.item, baton.KindQueue, "")
+		claim.Created = now.Add(-time.Second)
+		r := Describe(Listing{Name: "/q", Store: c.store, Dirs: map[string][]Child{"": {item}, DirClaims: {claim}}}, now)
+		if len(r.Entries) != 2 {
+			t.Fatalf("%s: %+v", c.store, r.Entries)
+		}
+		if e := r.Entries[0]; e.Role != RoleItem || e.Identity != IdentityUnknown || e.Peer != c.peer || e.Age != 2*time.Second {
+			t.Errorf("%s: item %+v, want unknown, peer %q, age 2s", c.store, e, c.peer)
+		}
+		if e := r.Entries[1]; e.Role != RoleClaim || e.Identity != IdentityUnknown || e.Peer != PeerBaton || e.Age != time.Second {
+			t.Errorf("%s: claim %+v, want unknown, baton's, age 1s", c.store, e)
+		}
+	}
+	// A queue item carrying baton's identity as its payload is shown as it.
+	item := child("/q", "qn-0000000001", baton.KindQueue, ident("h", 7))
+	if e := Describe(Listing{Name: "/q", Store: StoreZooKeeper, Dirs: map[string][]Child{"": {item}}}, now).Entries[0]; e.Identity != "h pid 7 baton" {
+		t.Errorf("item with an identity: %+v", e)
+	}
+}
+
+// A holder whose node holds the revoke marker (baton revoke, Curator's
+// Revoker) is a mutex holder asked to let go, not an etcd election leader
+// or a foreign node.
+func TestDescribeRevokedHolder(t *testing.T) {
+	for _, c := range []struct {
+		store  string
+		holder Child
+		waiter Child
+		peer   string
+	}{
+		{StoreEtcd, child("/r", "694d8a7c3b1e0f02", baton.KindLock, string(baton.RevokeMarker)),
+			child("/r", "694d8a7c3b1e0f05", baton.KindLock, ident("h", 2)), PeerEtcd},
+		{StoreZooKeeper, child("/r", "_c_a-lock-0000000001", baton.KindLock, string(baton.RevokeMarker)),
+			child("/r", "_c_b-lock-0000000002", baton.KindLock, ident("h", 2)), PeerCurator},
+	} {
+		r := Describe(Listing{Name: "/r", Store: c.store, Dirs: map[string][]Child{"": {c.holder, c.waiter}}}, now)
+		if roles(r) != "holder,waiter" || len(r.Recipes) != 1 || r.Recipes[0] != RecipeMutex || r.Holders != 1 {
+			t.Fatalf("%s: roles %s, recipes %v", c.store, roles(r), r.Recipes)
+		}
+		h := r.Entries[0]
+		if !h.RevokeRequested || h.Identity != IdentityUnknown || h.Value != "" || h.Peer != c.peer ||
+			len(h.Flags) != 1 || h.Flags[0] != FlagRevoke {
+			t.Errorf("%s: revoked holder %+v", c.store, h)
+		}
+		if w := r.Entries[1]; w.RevokeRequested || w.Identity != "h pid 2 baton" {
+			t.Errorf("%s: waiter %+v", c.store, w)
+		}
+	}
+}

@@ -11,7 +11,8 @@ import (
 // backends list them (kinds pq:<p> and dq:<delay>:<due>), are items of
 // their queues with priority and due time, whose layout's peer is named:
 // Curator's on ZooKeeper, etcd's recipe layout on etcd (an older baton's
-// pq- items and delay items are baton's own there).
+// pq- items and delay items are baton's own there). An item's data is its
+// payload, so its writer is unknown, never foreign.
 func TestDescribeItemQueues(t *testing.T) {
 	due := now.Add(time.Minute)
 	dq := baton.DelayKind(time.Minute, due)
@@ -30,7 +31,7 @@ func TestDescribeItemQueues(t *testing.T) {
 			child("/q", "3.0", baton.PriorityKind(3), "a"),
 			child("/q", "pq--1-"+"0123456789abcdef0123456789abcdef", baton.PriorityKind(-1), "b"),
 			child("/q", "dq-60000-1700000060000-0123456789abcdef0123456789abcdef", dq, "c"),
-			PeerEtcd, PeerUnknown, PeerUnknown},
+			PeerEtcd, PeerBaton, PeerBaton},
 	} {
 		l := Listing{Name: "/q", Store: c.store, Dirs: map[string][]Child{"": {c.pq, c.oldPQ, c.delay,
 			child("/q", "qn-0000000003", baton.KindQueue, "d")}}}
@@ -45,6 +46,11 @@ func TestDescribeItemQueues(t *testing.T) {
 		}{{3, c.peer}, {-1, c.oldPeer}} {
 			if e := r.Entries[i]; e.Priority == nil || *e.Priority != want.prio || e.Due != nil || e.Peer != want.peer {
 				t.Errorf("%s: priority item %+v, want priority %d, peer %q", c.store, e, want.prio, want.peer)
+			}
+		}
+		for _, e := range r.Entries {
+			if e.Identity != IdentityUnknown {
+				t.Errorf("%s: item %s has identity %q, want %q", c.store, e.Node, e.Identity, IdentityUnknown)
 			}
 		}
 		if e := r.Entries[2]; e.Due == nil || !e.Due.Equal(due) || e.Priority != nil || e.Peer != c.delayPeer || len(e.Flags) != 0 {

@@ -27,6 +27,20 @@ const (
 	RoleForeign     = "foreign"     // a node no recipe recognises; ignored by baton
 )
 
+// Identities an Entry can have when its node carries no identity written
+// by baton ("host pid N cmd").
+const (
+	// IdentityForeign is a node without baton's identity where baton
+	// writes one (a lock, lease or participant node): a peer's node.
+	IdentityForeign = "foreign"
+	// IdentityUnknown is a node whose layout keeps no identity: an
+	// election candidate's data is its value, a queue item's its payload,
+	// a claim's nothing, and a holder asked to let go has the revoke
+	// marker in place of its identity. Baton's own nodes of these kinds
+	// are unknown too; Peer says whose layout it is.
+	IdentityUnknown = "unknown"
+)
+
 // Recipes a Report can name.
 const (
 	RecipeMutex          = "mutex"
@@ -103,7 +117,7 @@ type Entry struct {
 	// Peer is whose node it is, by its name and data.
 	Peer string `json:"peer,omitempty"`
 	// Identity is who wrote it: "host pid cmd" from baton's identity,
-	// "foreign" for a node without one.
+	// else IdentityForeign or IdentityUnknown.
 	Identity string `json:"identity"`
 	Host     string `json:"host,omitempty"`
 	PID      int    `json:"pid,omitempty"`
@@ -130,6 +144,9 @@ type Entry struct {
 	// upper bound; -1 when unknown or the node is persistent.
 	TTL      time.Duration `json:"ttl_ns"`
 	TTLBound bool          `json:"ttl_bound,omitempty"`
+	// RevokeRequested says the holder was asked to let go (its node holds
+	// baton.RevokeMarker, written by `baton revoke` or Curator's Revoker).
+	RevokeRequested bool `json:"revoke_requested,omitempty"`
 	// Flags say what looks foreign or unsafe about this node.
 	Flags []string `json:"flags,omitempty"`
 }

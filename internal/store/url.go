@@ -47,6 +47,10 @@ var defaultPort = map[string]string{
 // ErrBadURL is wrapped by every URL parse error.
 var ErrBadURL = errors.New("bad store URL")
 
+// ErrHalfCredentials is wrapped by the parse error of a ZooKeeper or etcd
+// URL with a user and no password, or the reverse.
+var ErrHalfCredentials = errors.New("credentials are USER:PASSWORD@, both non-empty")
+
 // URL is a parsed store URL.
 type URL struct {
 	// Scheme is the store kind: zk, zks, etcd, etcds, redis, rediss or
@@ -83,7 +87,7 @@ func Parse(raw string) (URL, error) {
 	}
 	u, err := parse(raw)
 	if err != nil {
-		return URL{}, fmt.Errorf("%w %q: %v", ErrBadURL, redact.URL(raw), err)
+		return URL{}, fmt.Errorf("%w %q: %w", ErrBadURL, redact.URL(raw), err)
 	}
 	return u, nil
 }
@@ -113,7 +117,7 @@ func parse(raw string) (URL, error) {
 	}
 	u.TLS = u.Scheme == ZooKeeperTLS || u.Scheme == EtcdTLS || u.Scheme == RedisTLS
 	if (u.User != "" || u.Password != "") && (u.User == "" || u.Password == "") && !u.isRedis() {
-		return URL{}, fmt.Errorf("%s:// credentials are USER:PASSWORD@, both non-empty", u.Scheme)
+		return URL{}, fmt.Errorf("%s:// %w", u.Scheme, ErrHalfCredentials)
 	}
 	if authority == "" {
 		return URL{}, errors.New("no host")
