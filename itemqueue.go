@@ -132,12 +132,12 @@ func (q *itemQueue) take(ctx context.Context, wait bool) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = q.rq.Ack(ctx, it)
+		err = q.rq.settle(ctx, it)
 		if err == nil {
-			return it.Data, nil
+			return it.Data, nil // taken, even if ctx ended meanwhile
 		}
 		if !errors.Is(err, ErrRevoked) || ctx.Err() != nil {
-			return nil, ctxErr(ctx, err)
+			return nil, takeErr(ctx, q.s, err)
 		}
 	}
 }

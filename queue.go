@@ -6,9 +6,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/batonhq/baton/internal/telemetry"
 )
 
 // Queue is a distributed FIFO queue: each item is a persistent sequential
@@ -22,67 +19,73 @@ import (
 // first few, so with many consumers an item may be taken just before an
 // older one that another consumer is taking.
 //
-// Delivery is at most once: exactly one consumer gets each item, the one
-// whose delete of it (guarded by the item itself) succeeds. An item taken
-// by a consumer that then dies is lost with it; use ReliableQueue when
-// items must survive their consumer. A Take whose ctx ends is not such a
-// loss: it either returns the item or leaves it in the queue (see Take).
+// Delivery is at most once: exactly one consumer gets each item. Take
+// claims the item as ReliableQueue does (the ephemeral node
+// NAME/claims/<item>, made in a commit guarded by the item) and at once
+// removes it with its claim, so a Take never gets an item that a
+// ReliableQueue consumer, or `baton queue take` (which removes an item
+// only once it has written it), has claimed: every item reaches one of
+// them, whichever they mix. (ZooKeeper's own DistributedQueue does not
+// know claims; an item it deletes under a claim is its, and Take goes on
+// to the next.) An item taken by a consumer that then dies is lost with
+// it; use ReliableQueue when items must survive their consumer. A Take
+// whose ctx ends is not such a loss: it either returns the item or leaves
+// it in the queue (see Take).
 //
 // A Queue may be used by many goroutines.
 type Queue struct {
-	s          *Session
-	name       string
-	bad        error             // from CleanName: every call returns it
-	tel        *telemetry.Handle // nil: no telemetry
-	cache      itemCache
-	contention contention
+	rq *ReliableQueue // the items and their claims, with the queue's telemetry
 }
 
 // NewQueue returns a queue on name (a ZooKeeper path, an etcd prefix). It
 // does no I/O.
 func NewQueue(s *Session, name string) *Queue {
 	name, bad := cleanOrKeep(name)
-	return &Queue{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeQueue, name)}
+	return &Queue{rq: &ReliableQueue{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeQueue, name)}}
 }
 
 // Name is the queue's name on the store.
-func (q *Queue) Name() string { return q.name }
+func (q *Queue) Name() string { return q.rq.name }
 
 // Put appends an item carrying data. The item is persistent: it outlives
 // the session that put it.
-func (q *Queue) Put(ctx context.Context, data []byte) error {
-	if q.bad != nil {
-		return q.bad
-	}
-	_, err := q.s.conn.Create(ctx, q.name, KindQueue, data, Sequential)
-	return err
-}
+func (q *Queue) Put(ctx context.Context, data []byte) error { return q.rq.Put(ctx, data) }
 
-// Take removes and returns the oldest item, waiting for one as long as ctx
-// allows. If ctx ends first it returns ctx.Err() and takes nothing; if the
-// session is lost, an error satisfying IsSessionGone (even if ctx has
-// ended too).
+// Take removes and returns the oldest unclaimed item, waiting for one as
+// long as ctx allows. If ctx ends first it returns ctx.Err() and takes
+// nothing; if the session is lost, an error satisfying IsSessionGone
+// (even if ctx has ended too).
 //
 // A cancelled Take never loses an item: if ctx ends before Take sent the
-// delete of an item, the item stays in the queue; once the delete is sent,
-// Take waits for its outcome (bounded by the session's TTL, whatever ctx
-// says) and returns the item it removed, with a nil error, even though
-// ctx has ended meanwhile. Only a connection lost with the delete's reply
-// in flight leaves the outcome unknown: Take then returns an error (ctx's,
-// if it has ended) and the item may be gone, taken by nobody, as with a
-// consumer that dies holding it.
-func (q *Queue) Take(ctx context.Context) ([]byte, error) {
+// claim of an item, the item stays in the queue; once the claim is sent,
+// Take sees it and the removal through (bounded by the session's TTL,
+// whatever ctx says) and returns the item, with a nil error, even though
+// ctx has ended meanwhile. Only a connection lost with the removal's
+// reply in flight leaves the outcome unknown: Take then returns an error
+// (ctx's, if it has ended) and the item may be gone, taken by nobody, as
+// with a consumer that dies holding it.
+func (q *Queue) Take(ctx context.Context) ([]byte, error) { return q.take(ctx, q.rq.Take) }
+
+// Poll removes and returns the oldest unclaimed item, or returns ErrEmpty
+// at once if there is none.
+func (q *Queue) Poll(ctx context.Context) ([]byte, error) { return q.take(ctx, q.rq.Poll) }
+
+// take claims an item with claim and removes it at once.
+func (q *Queue) take(ctx context.Context, claim func(context.Context) (*Item, error)) ([]byte, error) {
 	for {
-		data, kids, err := q.take(ctx)
+		it, err := claim(ctx)
+		if err != nil {
+			return nil, err
+		}
+		err = q.rq.settle(ctx, it)
 		if err == nil {
-			return data, nil // taken, even if ctx ended meanwhile
+			return it.Data, nil // taken, even if ctx ended meanwhile
 		}
-		if !errors.Is(err, ErrEmpty) || ctx.Err() != nil {
-			return nil, takeErr(ctx, q.s, err)
+		if !errors.Is(err, ErrRevoked) {
+			return nil, takeErr(ctx, q.rq.s, err)
 		}
-		if err := q.s.conn.WaitChildren(ctx, q.name, kids); err != nil {
-			return nil, takeErr(ctx, q.s, err)
-		}
+		// A consumer that does not know claims took it under ours: it
+		// was delivered, to that consumer.
 	}
 }
 
@@ -99,51 +102,6 @@ func takeErr(ctx context.Context, s *Session, err error) error {
 		return ctx.Err()
 	}
 	return err
-}
-
-// Poll removes and returns the oldest item, or returns ErrEmpty at once if
-// the queue is empty.
-func (q *Queue) Poll(ctx context.Context) ([]byte, error) {
-	data, _, err := q.take(ctx)
-	if err != nil && !errors.Is(err, ErrEmpty) {
-		return nil, takeErr(ctx, q.s, err)
-	}
-	return data, err
-}
-
-// take removes the oldest item it can. It keeps the listing it took
-// between calls and lists again only when that runs out or an item in it
-// was taken by someone else (as kazoo does): a consumer that walked a stale
-// listing would trail the others forever. ErrEmpty comes with the listing
-// that had nothing to take.
-func (q *Queue) take(ctx context.Context) ([]byte, []Node, error) {
-	if q.bad != nil {
-		return nil, nil, q.bad
-	}
-	for {
-		k, ok := q.cache.pop()
-		if !ok {
-			kids, err := q.s.conn.Children(ctx, q.name)
-			if err != nil {
-				return nil, nil, err
-			}
-			items := onlyKind(kids, KindQueue)
-			q.tel.QueueDepth(len(items))
-			if len(items) == 0 {
-				return nil, kids, ErrEmpty
-			}
-			i := q.contention.start(len(items))
-			q.cache.fill(items[i+1:])
-			k = items[i]
-		}
-		data, got, err := q.takeOne(ctx, k, q.tel)
-		if got || err != nil {
-			q.contention.ok()
-			return data, nil, err
-		}
-		q.contention.hit()
-		q.cache.fill(nil)
-	}
 }
 
 // contention remembers how often a consumer lately found the item it tried
@@ -177,58 +135,14 @@ func (c *contention) start(n int) int {
 	return rand.IntN(min(n, 1<<k))
 }
 
-// takeOne tries to remove item k. got is false when another consumer took
-// it first.
-func (q *Queue) takeOne(ctx context.Context, k Node, tel *telemetry.Handle) (data []byte, got bool, err error) {
-	c := q.s.conn
-	data, n, err := c.Get(ctx, k.Path)
-	if errors.Is(err, ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	// Delete is nil for a missing node, so it cannot say who removed the
-	// item; a delete guarded by the item itself can: ErrGuard means
-	// another consumer was first.
-	//
-	// Once sent, the delete may be applied whatever ctx does now: wait
-	// for its reply on a context ctx cannot cancel, or an item removed
-	// while ctx ended would be returned to nobody.
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.s.TTL())
-	defer cancel()
-	err = c.Commit(dctx, n, Op{Kind: OpDelete, Node: n})
-	if errors.Is(err, ErrGuard) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if tel != nil && !n.Created.IsZero() {
-		tel.QueueOldest(time.Since(n.Created))
-	}
-	return data, true, nil
-}
-
 // Peek returns the oldest item's data without removing it, or ErrEmpty.
-func (q *Queue) Peek(ctx context.Context) ([]byte, error) {
-	if q.bad != nil {
-		return nil, q.bad
-	}
-	return peek(ctx, q.s.conn, q.name)
-}
+func (q *Queue) Peek(ctx context.Context) ([]byte, error) { return q.rq.Peek(ctx) }
 
 // Len returns the number of items in the queue.
 func (q *Queue) Len(ctx context.Context) (int, error) {
-	if q.bad != nil {
-		return 0, q.bad
-	}
-	n, err := queueLen(ctx, q.s.conn, q.name)
+	n, err := q.rq.Len(ctx)
 	if err == nil {
-		q.tel.QueueDepth(n)
+		q.rq.tel.QueueDepth(n)
 	}
 	return n, err
 }

@@ -236,6 +236,23 @@ func (q *ReliableQueue) Ack(ctx context.Context, it *Item) error {
 	return err
 }
 
+// settle removes an item just claimed for a consumer that takes it at
+// once (Queue.Take, PriorityQueue.Take): Ack, on a context ctx cannot
+// cancel (bounded by the session's TTL), for the item is the caller's
+// once claimed, and a claim left behind would hide it from every other
+// consumer for as long as our session lives. If the Ack fails otherwise
+// than by ErrRevoked (the item went to a consumer that does not know
+// claims), settle gives the item back by removing the claim.
+func (q *ReliableQueue) settle(ctx context.Context, it *Item) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.s.TTL())
+	defer cancel()
+	err := q.Ack(ctx, it)
+	if err != nil && !errors.Is(err, ErrRevoked) && q.s.Err() == nil {
+		_ = q.Release(ctx, it)
+	}
+	return err
+}
+
 // Release gives a taken item back to the queue unacknowledged, for another
 // consumer (or us) to take again.
 func (q *ReliableQueue) Release(ctx context.Context, it *Item) error {

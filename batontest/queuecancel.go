@@ -33,6 +33,8 @@ func (c *lateReplyConn) Commit(ctx context.Context, guard baton.Node, ops ...bat
 type taker struct {
 	put  func(ctx context.Context, s *baton.Session, name string, data []byte) error
 	take func(ctx context.Context, s *baton.Session, name string, poll bool) ([]byte, error)
+	// length counts the items; nil: Queue.Len.
+	length func(ctx context.Context, s *baton.Session, name string) (int, error)
 }
 
 var (
@@ -72,9 +74,10 @@ func testReliableQueueCancelAfterSend(t *testing.T, h Harness) {
 	cancelAfterSend(t, h, reliableTaker)
 }
 
-// A Take whose ctx ends after its delete (Queue) or claim (ReliableQueue)
-// reached the store, before the reply did, never loses the item: either
-// it returns the item, or the item is still there for another consumer.
+// A Take whose ctx ends after its claim (Queue, ReliableQueue,
+// PriorityQueue) reached the store, before the reply did, never loses the
+// item: either it returns the item, or the item is still there, unclaimed,
+// for another consumer.
 func cancelAfterSend(t *testing.T, h Harness, tk taker) {
 	ctx := testCtx(t)
 	name := h.Path(t)
@@ -103,7 +106,13 @@ func cancelAfterSend(t *testing.T, h Harness, tk taker) {
 	default:
 		t.Fatalf("Take: %v", err)
 	}
-	if n, err := baton.NewQueue(ss[0], name).Len(ctx); err != nil || n != 0 {
+	length := tk.length
+	if length == nil {
+		length = func(ctx context.Context, s *baton.Session, name string) (int, error) {
+			return baton.NewQueue(s, name).Len(ctx)
+		}
+	}
+	if n, err := length(ctx, ss[0], name); err != nil || n != 0 {
 		t.Fatalf("Len %d, %v after the item was taken", n, err)
 	}
 }
