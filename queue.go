@@ -28,7 +28,8 @@ import (
 // them, whichever they mix. (ZooKeeper's own DistributedQueue does not
 // know claims; an item it deletes under a claim is its, and Take goes on
 // to the next.) An item taken by a consumer that then dies is lost with
-// it; use ReliableQueue when items must survive their consumer. A Take
+// it; use Claim and Ack (or ReliableQueue) when items must survive their
+// consumer. A Take
 // whose ctx ends is not such a loss: it either returns the item or leaves
 // it in the queue (see Take).
 //
@@ -69,6 +70,21 @@ func (q *Queue) Take(ctx context.Context) ([]byte, error) { return q.take(ctx, q
 // Poll removes and returns the oldest unclaimed item, or returns ErrEmpty
 // at once if there is none.
 func (q *Queue) Poll(ctx context.Context) ([]byte, error) { return q.take(ctx, q.rq.Poll) }
+
+// Claim claims the oldest unclaimed item and returns it, waiting for one
+// as long as ctx allows, for at-least-once processing: see
+// ReliableQueue.Take. Give it back with Ack (done) or Release; if our
+// session ends first, the item goes back to the queue.
+func (q *Queue) Claim(ctx context.Context) (*Item, error) { return q.rq.Take(ctx) }
+
+// PollClaim claims the oldest unclaimed item, or returns ErrEmpty at once.
+func (q *Queue) PollClaim(ctx context.Context) (*Item, error) { return q.rq.Poll(ctx) }
+
+// Ack removes a claimed item for good; see ReliableQueue.Ack.
+func (q *Queue) Ack(ctx context.Context, it *Item) error { return q.rq.Ack(ctx, it) }
+
+// Release gives a claimed item back; see ReliableQueue.Release.
+func (q *Queue) Release(ctx context.Context, it *Item) error { return q.rq.Release(ctx, it) }
 
 // take claims an item with claim and removes it at once.
 func (q *Queue) take(ctx context.Context, claim func(context.Context) (*Item, error)) ([]byte, error) {

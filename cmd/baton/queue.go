@@ -22,10 +22,14 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	}
 	var sf storeFlags
 	var fs = m.newFlags("queue "+v, map[string]string{
-		"put":  "queue put [--store URL] [--priority N | --delay D] NAME [VALUE…]   (no VALUE: one item per line of stdin)",
-		"take": "queue take [--store URL] [--priority | --delay] [--timeout D] [--raw | -0] NAME",
-		"len":  "queue len [--store URL] [--priority | --delay] NAME",
-	}[v], &sf, false)
+		"put": "queue put [--store URL] [--priority N | --delay D] NAME [VALUE…]   (no VALUE: one item per line of stdin)",
+		"take": "queue take [--store URL] [--ttl 10s] [--priority | --delay] [--timeout D] [--retry D] [--raw | -0] NAME\n\n" +
+			"Claims the first item, writes it to stdout and only then removes it from the queue: if the\n" +
+			"write fails (a full disk, a closed pipe) the item stays in the queue, and if baton dies\n" +
+			"before removing it, the item goes back once its session ends (at least once). A queue that\n" +
+			"holds items of another kind only (--priority, --delay, or none of these) is refused (exit 2).",
+		"len": "queue len [--store URL] [--priority | --delay] NAME   (items of the other kinds: on stderr)",
+	}[v], &sf, v == "take")
 	var kind queueKind
 	if v == "put" {
 		fs.Func("priority", "put into the priority queue NAME with priority `N` (a 32-bit integer, 0 to 99999 on etcd, whose layout is etcd's recipes' (others exit 2); lower comes out first)", func(s string) error {
@@ -49,6 +53,10 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 		fs.BoolVar(&kind.del, "delay", false, v+": the delay queue NAME (only items whose delay has passed)")
 	}
 	timeout := fs.Duration("timeout", 0, "take: give up (exit 75) if no item within this long; 0 waits forever")
+	var retry *time.Duration
+	if v == "take" {
+		retry = fs.Duration("retry", defaultRetry, "after losing the session while waiting (a store outage), open a new one and wait again, as long as failures have not gone on this long in a row; 0: exit 1 at once")
+	}
 	raw := fs.Bool("raw", false, "take: print the item's bytes as they are, with no newline after")
 	nul := fs.Bool("0", false, "take: end the item with a NUL byte instead of a newline (for values with newlines)")
 	pos, rest, err := parseArgs(fs, args)
@@ -73,64 +81,68 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	if v != "put" && len(pos) > 1 {
 		return usageErr("queue %s: unexpected arguments after NAME", v)
 	}
+	if v == "take" {
+		end := []byte("\n")
+		switch {
+		case *raw:
+			end = nil
+		case *nul:
+			end = []byte{0}
+		}
+		return m.queueTake(ctx, &sf, name, kind, *timeout, *retry, end)
+	}
 	sigs, s, done, err := m.openVerb(ctx, &sf, "queue")
 	if err != nil {
 		return err
 	}
 	defer done()
+	if v == "len" {
+		return m.queueLen(ctx, sigs, s.Session, &sf, name, kind)
+	}
 	q := kind.open(s.Session, name)
-	switch v {
-	case "put":
-		values := pos[1:]
-		if len(values) == 0 {
-			sc := bufio.NewScanner(m.Stdin)
-			sc.Buffer(make([]byte, 64*1024), 1<<20)
-			for sc.Scan() {
-				values = append(values, sc.Text())
-			}
-			if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
-				return fmt.Errorf("queue put: a line of stdin is over 1 MiB, the most one item may hold")
-			} else if err != nil {
-				return fmt.Errorf("queue put: read stdin: %w", err)
-			}
+	values := pos[1:]
+	if len(values) == 0 {
+		sc := bufio.NewScanner(m.Stdin)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			values = append(values, sc.Text())
 		}
-		for _, val := range values {
-			_, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (struct{}, error) {
-				return struct{}{}, q.Put(ctx, []byte(val))
-			})
-			if errors.Is(err, baton.ErrInvalidPriority) {
-				return exitWith(exitUsage, fmt.Errorf("queue put %s: %w", name, err))
-			}
-			if err != nil {
-				return wrapExit(err, "queue put %s", name)
-			}
+		if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("queue put: a line of stdin is over 1 MiB, the most one item may hold")
+		} else if err != nil {
+			return fmt.Errorf("queue put: read stdin: %w", err)
 		}
-		return nil
-	case "take":
-		item, err := waitFor(ctx, sigs, *timeout, q.Take)
+	}
+	for _, val := range values {
+		_, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, q.Put(ctx, []byte(val))
+		})
+		if errors.Is(err, baton.ErrInvalidPriority) {
+			return exitWith(exitUsage, fmt.Errorf("queue put %s: %w", name, err))
+		}
 		if err != nil {
-			if isTimeout(err) {
-				return exitWith(exitTimeout, fmt.Errorf("queue take %s: no item within %v", name, *timeout))
-			}
-			return wrapExit(err, "queue take %s", name)
+			return wrapExit(err, "queue put %s", name)
 		}
-		switch {
-		case *raw:
-		case *nul:
-			item = append(item, 0)
-		default:
-			item = append(item, '\n')
-		}
-		_, err = m.Stdout.Write(item)
-		return err
-	default:
-		n, err := waitFor(ctx, sigs, sf.dial, q.Len)
-		if err != nil {
-			return wrapExit(err, "queue len %s", name)
-		}
-		_, err = fmt.Fprintln(m.Stdout, n)
+	}
+	return nil
+}
+
+// queueLen prints the number of items of kind on name, and says on
+// stderr which items of the other kinds name holds: a priority item is
+// no FIFO item, and a plain `queue len` of a priority queue would
+// otherwise say 0 of a queue that is not empty.
+func (m *Main) queueLen(ctx context.Context, sigs *signals, s *baton.Session, sf *storeFlags, name string, kind queueKind) error {
+	n, err := waitFor(ctx, sigs, sf.dial, func(ctx context.Context) (queueCounts, error) { return countItems(ctx, s, name) })
+	if err != nil {
+		return wrapExit(err, "queue len %s", name)
+	}
+	if _, err := fmt.Fprintln(m.Stdout, n[kind.index()]); err != nil {
 		return err
 	}
+	if other := n.others(kind); other != "" {
+		fmt.Fprintf(m.Stderr, "baton: queue len %s: %s not counted\n", name, other)
+	}
+	return nil
 }
 
 // queueKind is which queue on NAME a queue verb works on, and for put the
@@ -141,22 +153,81 @@ type queueKind struct {
 	delay    time.Duration
 }
 
+// The kinds of queue items, as queueKind.index numbers them.
+const (
+	fifoItems = iota
+	priorityItems
+	delayItems
+)
+
+func (k queueKind) index() int {
+	switch {
+	case k.pri:
+		return priorityItems
+	case k.del:
+		return delayItems
+	}
+	return fifoItems
+}
+
 // queueOps is what the queue verbs do, on any of the queues.
 type queueOps struct {
-	Put  func(ctx context.Context, data []byte) error
-	Take func(ctx context.Context) ([]byte, error)
-	Len  func(ctx context.Context) (int, error)
+	Put          func(ctx context.Context, data []byte) error
+	Claim        func(ctx context.Context) (*baton.Item, error)
+	Ack, Release func(ctx context.Context, it *baton.Item) error
 }
 
 func (k queueKind) open(s *baton.Session, name string) queueOps {
 	switch {
 	case k.pri:
 		q := baton.NewPriorityQueue(s, name)
-		return queueOps{func(ctx context.Context, d []byte) error { return q.Put(ctx, d, k.priority) }, q.Take, q.Len}
+		return queueOps{func(ctx context.Context, d []byte) error { return q.Put(ctx, d, k.priority) }, q.Claim, q.Ack, q.Release}
 	case k.del:
 		q := baton.NewDelayQueue(s, name)
-		return queueOps{func(ctx context.Context, d []byte) error { return q.Put(ctx, d, k.delay) }, q.Take, q.Len}
+		return queueOps{func(ctx context.Context, d []byte) error { return q.Put(ctx, d, k.delay) }, q.Claim, q.Ack, q.Release}
 	}
 	q := baton.NewQueue(s, name)
-	return queueOps{q.Put, q.Take, q.Len}
+	return queueOps{q.Put, q.Claim, q.Ack, q.Release}
+}
+
+// queueCounts counts a name's queue items by kind (fifoItems, …).
+type queueCounts [3]int
+
+// countItems lists name once and counts its items of each kind, claimed
+// or not, due or not.
+func countItems(ctx context.Context, s *baton.Session, name string) (queueCounts, error) {
+	var n queueCounts
+	kids, err := s.Conn().Children(ctx, name)
+	if err != nil {
+		return n, err
+	}
+	for _, k := range kids {
+		_, pri := baton.ParsePriorityKind(k.Kind)
+		_, _, del := baton.ParseDelayKind(k.Kind)
+		switch {
+		case k.Kind == baton.KindQueue:
+			n[fifoItems]++
+		case pri:
+			n[priorityItems]++
+		case del:
+			n[delayItems]++
+		}
+	}
+	return n, nil
+}
+
+// others says which items of kinds other than k there are, and the flags
+// that reach them ("1 priority item (--priority)"), or "".
+func (n queueCounts) others(k queueKind) string {
+	var s string
+	for i, what := range [...]struct{ kind, flag string }{{"FIFO", "no --priority or --delay"}, {"priority", "--priority"}, {"delay", "--delay"}} {
+		if i == k.index() || n[i] == 0 {
+			continue
+		}
+		if s != "" {
+			s += " and "
+		}
+		s += fmt.Sprintf("%d %s item%s (%s)", n[i], what.kind, map[bool]string{true: "s"}[n[i] != 1], what.flag)
+	}
+	return s
 }

@@ -117,3 +117,49 @@ func TestQueuePriorityEtcdRecipe(t *testing.T) {
 		t.Fatalf("len after all: %d %q", code, out)
 	}
 }
+
+// A queue take or len of one kind (FIFO, --priority, --delay) on a name
+// that holds items of another kind only says so: take exits 2 at once
+// naming the flag that reaches them (it used to wait for its --timeout),
+// and len, which counts its own kind on stdout, names the others on
+// stderr (it used to print 0 alone, while status said "priority-queue (1
+// items)").
+func TestQueueOtherKinds(t *testing.T) {
+	t.Parallel()
+	eachStore(t, true, func(t *testing.T, st testStore, e []string) {
+		const name = "qkinds"
+		if _, stderr, code := run(t, e, "queue", "put", "--priority", "3", name, "x"); code != 0 {
+			t.Fatalf("put --priority: exit %d %q", code, stderr)
+		}
+		began := time.Now()
+		_, stderr, code := run(t, e, "queue", "take", "--timeout", "10s", name)
+		if code != exitUsage || !strings.Contains(stderr, "1 priority item (--priority)") {
+			t.Fatalf("plain take of a priority item: exit %d %q after %v, want %d naming --priority", code, stderr, time.Since(began), exitUsage)
+		}
+		out, stderr, code := run(t, e, "queue", "len", name)
+		if code != 0 || out != "0\n" || !strings.Contains(stderr, "1 priority item (--priority) not counted") {
+			t.Fatalf("plain len of a priority queue: exit %d stdout %q stderr %q", code, out, stderr)
+		}
+		if _, stderr, code := run(t, e, "queue", "put", name, "plain"); code != 0 {
+			t.Fatalf("put: exit %d %q", code, stderr)
+		}
+		// Items of its own kind there: the other kind is not in the way.
+		if out, stderr, code := run(t, e, "queue", "take", name); code != 0 || out != "plain\n" {
+			t.Fatalf("plain take beside a priority item: exit %d %q %q", code, out, stderr)
+		}
+		if out, stderr, code := run(t, e, "queue", "take", "--priority", name); code != 0 || out != "x\n" {
+			t.Fatalf("take --priority: exit %d %q %q", code, out, stderr)
+		}
+		if _, stderr, code := run(t, e, "queue", "put", name, "plain2"); code != 0 {
+			t.Fatalf("put: exit %d %q", code, stderr)
+		}
+		_, stderr, code = run(t, e, "queue", "take", "--delay", "--timeout", "10s", name)
+		if code != exitUsage || !strings.Contains(stderr, "1 FIFO item (no --priority or --delay)") {
+			t.Fatalf("take --delay of a FIFO item: exit %d %q, want %d", code, stderr, exitUsage)
+		}
+		out, stderr, code = run(t, e, "queue", "len", "--priority", name)
+		if code != 0 || out != "0\n" || !strings.Contains(stderr, "1 FIFO item") {
+			t.Fatalf("len --priority of a FIFO queue: exit %d stdout %q stderr %q", code, out, stderr)
+		}
+	})
+}

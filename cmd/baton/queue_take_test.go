@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// takeInto runs `baton queue take ARGS…` with stdout out and returns its
+// exit status and stderr.
+func takeInto(t *testing.T, e []string, out *os.File, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, batonBin, append([]string{"queue", "take", "--timeout", "20s"}, args...)...)
+	cmd.Env = e
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("take %v still running after a minute; stderr %q", args, stderr.String())
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), stderr.String()
+		}
+		return ee.ExitCode(), stderr.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, stderr.String()
+}
+
+// queueLenOf is `baton queue len ARGS…`'s output, or fails t.
+func queueLenOf(t *testing.T, e []string, args ...string) string {
+	t.Helper()
+	out, stderr, code := run(t, e, append([]string{"queue", "len"}, args...)...)
+	if code != 0 {
+		t.Fatalf("queue len %v: exit %d %q", args, code, stderr)
+	}
+	return strings.TrimSpace(out)
+}
+
+// `queue take` writes the item before it removes it from the queue: when
+// stdout is /dev/full or a pipe whose reader has gone (SIGPIPE), take
+// exits 1 saying so and the item is still in the queue, for the next
+// take; on the FIFO, priority and delay queues, names spelled x, /x and
+// a/b. (It used to delete the item first: /dev/full lost it with exit 1,
+// a closed pipe with exit 141, killed by SIGPIPE.) Where the write works
+// (a file, /dev/null, a pipe, a terminal) each item is delivered once.
+func TestQueueTakeOutputFails(t *testing.T) {
+	t.Parallel()
+	eachStore(t, true, func(t *testing.T, st testStore, e []string) {
+		for _, k := range []struct {
+			name string
+			put  []string // flags of put
+			flag []string // flags of take and len
+		}{
+			{"qt", nil, nil},
+			{"/qt-pri", []string{"--priority", "3"}, []string{"--priority"}},
+			{"a/qt-del", []string{"--delay", "0s"}, []string{"--delay"}},
+		} {
+			put := func(v string) {
+				t.Helper()
+				if _, stderr, code := run(t, e, append(append([]string{"queue", "put"}, k.put...), k.name, v)...); code != 0 {
+					t.Fatalf("put %s: exit %d %q", k.name, code, stderr)
+				}
+			}
+			lenArgs := append(append([]string{}, k.flag...), k.name)
+			takeArgs := lenArgs
+			put("kept")
+			full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer full.Close()
+			code, stderr := takeInto(t, e, full, takeArgs...)
+			if n := queueLenOf(t, e, lenArgs...); n != "1" {
+				t.Fatalf("len %v after a take into /dev/full (exit %d %q): %s, want 1: the item is lost", lenArgs, code, stderr, n)
+			}
+			if code != 1 || !strings.Contains(stderr, "no space left on device") || !strings.Contains(stderr, "stays in the queue") {
+				t.Fatalf("take %v >/dev/full: exit %d %q, want 1 saying the item stays", takeArgs, code, stderr)
+			}
+			// A pipe whose reader has gone: `take | (exec 0<&-; sleep 1)`.
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			code, stderr = takeInto(t, e, w, takeArgs...)
+			w.Close()
+			if n := queueLenOf(t, e, lenArgs...); n != "1" {
+				t.Fatalf("len %v after a take into a closed pipe (exit %d %q): %s, want 1: the item is lost", lenArgs, code, stderr, n)
+			}
+			if code != 1 || !strings.Contains(stderr, "broken pipe") || !strings.Contains(stderr, "stays in the queue") {
+				t.Fatalf("take %v into a closed pipe: exit %d %q, want 1 saying the item stays (141: killed by SIGPIPE)", takeArgs, code, stderr)
+			}
+			// A file gets the item, and the queue loses it.
+			file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.Close()
+			if code, stderr := takeInto(t, e, file, takeArgs...); code != 0 {
+				t.Fatalf("take %v into a file: exit %d %q", takeArgs, code, stderr)
+			}
+			if b, _ := os.ReadFile(file.Name()); string(b) != "kept\n" {
+				t.Fatalf("the file got %q, want the item", b)
+			}
+			// /dev/null, a pipe and a terminal: delivered, once.
+			for _, v := range []string{"null", "pipe", "tty"} {
+				put(v)
+			}
+			null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer null.Close()
+			if code, stderr := takeInto(t, e, null, takeArgs...); code != 0 {
+				t.Fatalf("take %v >/dev/null: exit %d %q", takeArgs, code, stderr)
+			}
+			if got := readFromTake(t, e, os.Pipe, takeArgs); got != "pipe\n" {
+				t.Fatalf("take %v into a pipe: %q", takeArgs, got)
+			}
+			if got := readFromTake(t, e, pty.Open, takeArgs); got != "tty\r\n" {
+				t.Fatalf("take %v on a terminal: %q", takeArgs, got)
+			}
+			if n := queueLenOf(t, e, lenArgs...); n != "0" {
+				t.Fatalf("len %v after every item was taken: %s", lenArgs, n)
+			}
+		}
+	})
+}
+
+// readFromTake runs take with stdout the writing end of a pair opened
+// with open (a pipe, a pty) and returns what the reading end got.
+func readFromTake(t *testing.T, e []string, open func() (*os.File, *os.File, error), takeArgs []string) string {
+	t.Helper()
+	r, w, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _, _ = io.Copy(&out, r) }()
+	code, stderr := takeInto(t, e, w, takeArgs...)
+	w.Close()
+	wg.Wait() // the reads end with the last writer (a pty's with EIO)
+	if code != 0 {
+		t.Fatalf("take %v: exit %d %q", takeArgs, code, stderr)
+	}
+	return out.String()
+}
