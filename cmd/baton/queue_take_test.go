@@ -166,3 +166,44 @@ func readFromTake(t *testing.T, e []string, open func() (*os.File, *os.File, err
 	}
 	return out.String()
 }
+
+// A take killed while it writes the item (stdout a pipe nobody reads,
+// filled by an item larger than the pipe's buffer) has not removed it: the
+// item was only claimed, and goes back to the queue with the dead
+// take's session, for the next take (at least once).
+func TestQueueTakeKilledMidWrite(t *testing.T) {
+	t.Parallel()
+	eachStore(t, true, func(t *testing.T, st testStore, e []string) {
+		const name = "/qt-killed"
+		item := strings.Repeat("x", 100<<10) // over a pipe's 64 KiB, under an argument's 128 KiB
+		if _, stderr, code := run(t, e, "queue", "put", name, item); code != 0 {
+			t.Fatalf("put: exit %d %q", code, stderr)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		cmd := exec.Command(batonBin, "queue", "take", "--ttl", "2s", name)
+		cmd.Env = e
+		cmd.Stdout = w
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		waitReport(t, e, name, "the item claimed", func(r statusReport) bool { return r.Claimed == 1 })
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		if code, stderr := takeInto(t, e, file, name); code != 0 {
+			t.Fatalf("take after the killed take: exit %d %q", code, stderr)
+		}
+		if b, _ := os.ReadFile(file.Name()); string(b) != item+"\n" {
+			t.Fatalf("the next take got %d bytes, want the item's %d and a newline", len(b), len(item))
+		}
+	})
+}

@@ -59,6 +59,11 @@ func (m *Main) status(ctx context.Context, args []string) error {
 		src = &sessionSource{s: s, name: name, dial: sf.dial}
 	}
 	if *watch {
+		if ss, ok := src.(*sessionSource); ok {
+			r := &reconnecting{m: m, sf: &sf, src: ss, retry: defaultRetry}
+			defer r.close()
+			src = r
+		}
 		return m.watchStatus(ctx, src, *asJSON)
 	}
 	rep, err := src.read(ctx)
