@@ -90,6 +90,7 @@ var suite = []struct {
 	{"Revocation/NotRevocableUntouched", testRevocationNotRevocable},
 	{"Counter/SharedCount", testSharedCount},
 	{"Counter/AtomicLongAdds", testAtomicLongAdds},
+	{"Counter/AtomicLongContention", testAtomicLongContention},
 	{"LeaderSelector/RequeueTakesTurns", testSelectorRequeue},
 	{"LockDelay/ExpiredHolderDelays", testLockDelayExpired},
 	{"LockDelay/ReleasedOrOffNoDelay", testLockDelayReleasedAndOff},

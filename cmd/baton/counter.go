@@ -23,11 +23,11 @@ func (m *Main) counter(ctx context.Context, args []string) error {
 	var sf storeFlags
 	fs := m.newFlags("counter "+v, map[string]string{
 		"get": "counter get [--store URL] NAME          print the count (a missing counter is 0)",
-		"set": "counter set [--store URL] [--int32] NAME V   set the count, whatever it is",
+		"set": "counter set [--store URL] [--int32] [--lock LOCKNAME] NAME V   set the count, whatever it is",
 		"add": "counter add [--store URL] [--int32] [--lock LOCKNAME] NAME D   add D atomically; print the count after",
 	}[v], &sf, false)
 	int32s := fs.Bool("int32", false, "set, add: the counter is a Curator SharedCount (4-byte int), not a DistributedAtomicLong (8-byte long)")
-	lock := fs.String("lock", "", "add: when optimistic tries keep colliding, try again holding this lock (Curator's PromotedToLock path)")
+	lock := fs.String("lock", "", "add, and set of a long counter: when optimistic tries keep colliding, take turns holding this lock (Curator's PromotedToLock path; default NAME.lock), so that contention alone never fails")
 	if k := len(args) - 1; k >= 0 && len(args[k]) > 1 && args[k][0] == '-' && strings.Trim(args[k][1:], "0123456789") == "" {
 		// A negative number last is V, not a flag.
 		args = append(args[:k:k], "--", args[k])
@@ -56,8 +56,8 @@ func (m *Main) counter(ctx context.Context, args []string) error {
 			return usageErr("counter %s: %q is not a %d-bit integer", v, pos[1], bits)
 		}
 	}
-	if *lock != "" && (v != "add" || *int32s) {
-		return usageErr("counter: --lock goes with add on a long counter")
+	if *lock != "" && (v == "get" || v == "set" && *int32s) {
+		return usageErr("counter: --lock goes with add, or set of a long counter")
 	}
 	sigs, s, done, err := m.openVerb(ctx, &sf, "counter")
 	if err != nil {
@@ -65,17 +65,17 @@ func (m *Main) counter(ctx context.Context, args []string) error {
 	}
 	defer done()
 	out, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (int64, error) {
-		switch {
-		case v == "get":
-			return readCounter(ctx, s.Session, name)
-		case *int32s:
-			return updateCount(ctx, baton.NewSharedCount(s.Session, name, 0), v == "add", int32(n))
-		}
 		var opts []baton.AtomicLongOption
 		if *lock != "" {
 			opts = append(opts, baton.PromotedToLock(*lock))
 		}
 		a := baton.NewAtomicLong(s.Session, name, opts...)
+		switch {
+		case v == "get":
+			return readCounter(ctx, s.Session, name)
+		case *int32s:
+			return updateCount(ctx, s.Session, name, a.LockName(), v == "add", int32(n))
+		}
 		if v == "set" {
 			_, err := a.Set(ctx, n)
 			return n, err
@@ -107,20 +107,44 @@ func readCounter(ctx context.Context, s *baton.Session, name string) (int64, err
 	return baton.ParseLong(data)
 }
 
-// updateCount sets c to n, or adds n to it by versioned writes (a bounded
-// number of tries), and returns the count after.
-func updateCount(ctx context.Context, c *baton.SharedCount, add bool, n int32) (int64, error) {
+// updateCount sets the SharedCount name to n, or adds n to it by
+// versioned writes: a few optimistic tries, then, as AtomicLong does,
+// turns on the promoted lock lock, so that contention alone does not fail
+// the add. It returns the count after.
+func updateCount(ctx context.Context, s *baton.Session, name, lock string, add bool, n int32) (int64, error) {
+	c := baton.NewSharedCount(s, name, 0)
 	if !add {
 		return int64(n), c.Set(ctx, n)
 	}
-	for range 100 {
+	try := func() (int64, bool, error) {
 		cur, err := c.Get(ctx)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		if ok, err := c.TrySet(ctx, cur, cur.Value+n); err != nil || ok {
-			return int64(cur.Value + n), err
+		ok, err := c.TrySet(ctx, cur, cur.Value+n)
+		return int64(cur.Value + n), ok, err
+	}
+	for range optimisticTries {
+		if v, ok, err := try(); err != nil || ok {
+			return v, err
 		}
 	}
-	return 0, fmt.Errorf("%w: 100 tries collided", baton.ErrConflict)
+	m := baton.NewMutex(s, lock)
+	if _, err := m.Lock(ctx); err != nil {
+		return 0, err
+	}
+	defer func() { _ = m.Unlock(context.WithoutCancel(ctx)) }()
+	// Holding the lock, only writers still on their optimistic tries beat
+	// us, each once. The bound is for a node whose version can no longer
+	// be checked (ZooKeeper's -1, after 2^32-1 writes).
+	for range lockedTries {
+		if v, ok, err := try(); err != nil || ok {
+			return v, err
+		}
+	}
+	return 0, fmt.Errorf("%w: %d tries collided, %d of them holding %s", baton.ErrConflict, optimisticTries+lockedTries, lockedTries, lock)
 }
+
+// The tries of a SharedCount add: before taking the promoted lock, and
+// holding it.
+const optimisticTries, lockedTries = 10, 1000
