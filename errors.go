@@ -44,7 +44,7 @@ var (
 	// ErrInvalidTTL means a session TTL is outside what the store allows.
 	ErrInvalidTTL = errors.New("baton: invalid ttl")
 	// ErrInvalidPermits means a Semaphore was made with fewer than one
-	// permit.
+	// permit or more than MaxPermits.
 	ErrInvalidPermits = errors.New("baton: invalid number of permits")
 	// ErrInvalidParticipants means a DoubleBarrier was made for fewer than
 	// one participant.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // permitsName is the node, under a Semaphore's name, that records its
@@ -14,6 +15,10 @@ import (
 // SharedCount: a Curator InterProcessSemaphoreV2 can share the count
 // through a SharedCount at NAME/permits.
 const permitsName = "permits"
+
+// MaxPermits is the most permits a Semaphore may have: its record of n
+// is a 32-bit signed int, as Curator's SharedCount stores it.
+const MaxPermits = math.MaxInt32
 
 // encodeCount is n as Curator's SharedCount stores it.
 func encodeCount(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }

@@ -50,8 +50,9 @@ type semHold struct {
 }
 
 // NewSemaphore returns a semaphore of n permits on name (a ZooKeeper path,
-// an etcd prefix). It does no I/O. With n < 1, Acquire and TryAcquire
-// return an error wrapping ErrInvalidPermits.
+// an etcd prefix). It does no I/O. With n < 1 or n > MaxPermits (more
+// than the semaphore's record of n holds), Acquire and TryAcquire return
+// an error wrapping ErrInvalidPermits.
 func NewSemaphore(s *Session, name string, n int) *Semaphore {
 	name, bad := cleanOrKeep(name)
 	return &Semaphore{s: s, name: name, bad: bad, n: n, tel: s.tel.Handle(recipeSemaphore, name), held: make(map[*Lease]*semHold)}
@@ -96,8 +97,8 @@ func (m *Semaphore) acquireWith(ctx context.Context, try bool, data func() []byt
 	if m.bad != nil {
 		return nil, m.bad
 	}
-	if m.n < 1 {
-		return nil, fmt.Errorf("%w: semaphore %s with %d permits", ErrInvalidPermits, m.name, m.n)
+	if m.n < 1 || m.n > MaxPermits {
+		return nil, fmt.Errorf("%w: semaphore %s with %d permits (want 1 to %d)", ErrInvalidPermits, m.name, m.n, MaxPermits)
 	}
 	if err := m.s.Err(); err != nil {
 		return nil, err

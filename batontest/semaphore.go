@@ -274,10 +274,39 @@ func testSemaphoreHerdFree(t *testing.T, h Harness) {
 func testSemaphoreNoPermits(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	s := h.Open(t, LoadTTL)
-	for _, n := range []int{0, -1} {
-		if _, err := baton.NewSemaphore(s, h.Path(t), n).Acquire(ctx); !errors.Is(err, baton.ErrInvalidPermits) {
+	name := h.Path(t)
+	// Over MaxPermits, the record of n (a 32-bit int, as Curator's
+	// SharedCount) cannot hold n: 2^31 read back as -2^31 and 2^32 as 0,
+	// and refused a second client with the same n.
+	big := int64(baton.MaxPermits)
+	for _, n := range []int64{0, -1, big + 1, 2*big + 2} {
+		if _, err := baton.NewSemaphore(s, name, int(n)).Acquire(ctx); !errors.Is(err, baton.ErrInvalidPermits) {
 			t.Errorf("%d permits: %v, want ErrInvalidPermits", n, err)
 		}
+		if _, err := baton.NewSemaphore(s, name, int(n)).TryAcquire(ctx); !errors.Is(err, baton.ErrInvalidPermits) {
+			t.Errorf("%d permits, TryAcquire: %v, want ErrInvalidPermits", n, err)
+		}
+		if _, err := baton.NewPermitSemaphore(s, name, int(n)).Acquire(ctx, time.Minute); !errors.Is(err, baton.ErrInvalidPermits) {
+			t.Errorf("%d expiring permits: %v, want ErrInvalidPermits", n, err)
+		}
+	}
+	if kids := children(t, h, name); len(kids) != 0 {
+		t.Fatalf("refused semaphores left %+v", kids)
+	}
+	// MaxPermits itself is recorded and read back: two clients share it.
+	ss := sessions(t, h, 2)
+	defer removeNodes(t, ss[0], baton.Join(name, "permits"))
+	for i, s := range ss {
+		m := baton.NewSemaphore(s, name, baton.MaxPermits)
+		l, err := m.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("client %d, %d permits: %v", i, baton.MaxPermits, err)
+		}
+		defer func() {
+			if err := m.Release(ctx, l); err != nil {
+				t.Errorf("Release: %v", err)
+			}
+		}()
 	}
 }
 

@@ -41,6 +41,10 @@ func TestUsageChecks(t *testing.T) {
 		{[]string{"elect", "--requeue", "--timeout", "1s", "e", "--", "true"}, "it takes no --timeout"},
 		{[]string{"elect", "--requeue", "--observe", "e", "--", "true"}, "--observe takes no CMD"},
 		{[]string{"elect", "--requeue", "--observe", "e"}, "--requeue and --observe exclude each other"},
+		// More than a semaphore's record of N holds (a 32-bit int): 2^31
+		// was read back as -2^31 and 2^32 as 0, refusing the next client.
+		{[]string{"semaphore", "-n", "2147483648", "s"}, "-n 2147483648: invalid number of permits: at most 2147483647"},
+		{[]string{"semaphore", "-n", "4294967296", "--permit-ttl", "1m", "s"}, "-n 4294967296: invalid number of permits: at most 2147483647"},
 	} {
 		_, stderr, code := run(t, e, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.stderr) || strings.Count(stderr, "\n") != 1 || strings.Count(stderr, "baton:") != 1 {

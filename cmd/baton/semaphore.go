@@ -25,6 +25,9 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	if *n < 1 {
 		return usageErr("semaphore: -n N (N ≥ 1) is required")
 	}
+	if *n > baton.MaxPermits {
+		return usageErr("semaphore: -n %d: %v: at most %d (the semaphore records N as a 32-bit int, as Curator's SharedCount)", *n, baton.ErrInvalidPermits, baton.MaxPermits)
+	}
 	if *permitTTL < 0 {
 		return usageErr("semaphore: --permit-ttl must be positive")
 	}
@@ -48,7 +51,7 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 		if isTimeout(err) {
 			return exitWith(exitTimeout, fmt.Errorf("semaphore %s: not acquired within %v", name, *timeout))
 		}
-		if errors.Is(err, baton.ErrPermitsMismatch) {
+		if errors.Is(err, baton.ErrPermitsMismatch) || errors.Is(err, baton.ErrInvalidPermits) {
 			return usageErr("semaphore %s: -n %d: %v", name, *n, err)
 		}
 		return wrapExit(err, "semaphore %s", name)
