@@ -47,7 +47,10 @@ func (p *PriorityQueue) Put(ctx context.Context, data []byte, priority int32) er
 
 // Take removes and returns the first item, waiting for one as long as ctx
 // allows. If ctx ends first it returns ctx.Err() and takes nothing; if the
-// session is lost, an error satisfying IsSessionGone.
+// session is lost, an error satisfying IsSessionGone. As with Queue.Take,
+// a Take whose ctx ends once its claim is sent sees the claim and the
+// removal through and returns the item, so it never loses one, nor
+// leaves a claim behind that would hide it.
 func (p *PriorityQueue) Take(ctx context.Context) ([]byte, error) { return p.q.take(ctx, true) }
 
 // Poll removes and returns the first item, or ErrEmpty at once.
