@@ -180,6 +180,15 @@ type CreateLister interface {
 	CreateAndList(ctx context.Context, dir, kind string, data []byte, f Flags) (Node, []Node, error)
 }
 
+// AbsolutePaths is an optional Conn capability of a store whose names are
+// absolute paths (ZooKeeper's znodes): there a name written without a
+// leading "/" names the node at AbsolutePath(name) (CleanName's rule), so
+// recipes name their nodes that way, and the Conn takes a path either way.
+// On a store without it a name is used as written: "x" and "/x" are two.
+type AbsolutePaths interface {
+	AbsolutePaths() bool
+}
+
 // Join appends elem to dir with one slash between them.
 func Join(dir, elem string) string {
 	if dir == "" || dir[len(dir)-1] == '/' {

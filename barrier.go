@@ -30,7 +30,7 @@ type Barrier struct {
 // NewBarrier returns a barrier at name (a ZooKeeper path, an etcd key). It
 // does no I/O.
 func NewBarrier(s *Session, name string) *Barrier {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return &Barrier{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeBarrier, name)}
 }
 

@@ -49,7 +49,7 @@ type counterNode struct {
 
 // newCounterNode is the counter node on name, cleaned (CleanName).
 func newCounterNode(s *Session, name string) counterNode {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return counterNode{s: s, name: name, bad: bad}
 }
 

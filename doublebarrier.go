@@ -54,7 +54,7 @@ type DoubleBarrier struct {
 // ZooKeeper path, an etcd prefix). It does no I/O. With n < 1, Enter
 // returns an error wrapping ErrInvalidParticipants.
 func NewDoubleBarrier(s *Session, name string, n int) *DoubleBarrier {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return &DoubleBarrier{s: s, name: name, bad: bad, n: n, tel: s.tel.Handle(recipeDoubleBarrier, name)}
 }
 

@@ -51,7 +51,7 @@ func (e LeaderEvent) HasLeader() bool { return e.Node.Path != "" }
 // NewElection returns an election on name (a ZooKeeper path, an etcd
 // prefix). It does no I/O.
 func NewElection(s *Session, name string) *Election {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return &Election{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeElection, name)}
 }
 

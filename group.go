@@ -32,7 +32,7 @@ type Member struct {
 // NewGroup returns a view of the group on name (a ZooKeeper path, an etcd
 // prefix). It does no I/O.
 func NewGroup(s *Session, name string) *Group {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return &Group{s: s, name: name, bad: bad}
 }
 
@@ -128,7 +128,7 @@ type GroupMember struct {
 // NewGroupMember returns member id of the group on name, carrying data.
 // It joins when Run is called. It does no I/O.
 func NewGroupMember(open SessionFunc, name, id string, data []byte) *GroupMember {
-	name, _ = cleanOrKeep(name) // the node's path is checked whole
+	name, _ = cleanOrKeep(nil, name) // the node's path is checked whole
 	return &GroupMember{name: name, id: id, node: NewPersistentNode(open, Join(name, id), data, true)}
 }
 

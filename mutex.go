@@ -44,7 +44,7 @@ type Mutex struct {
 // NewMutex returns a mutex on name (a ZooKeeper path, an etcd prefix),
 // with LockDelay if given. It does no I/O.
 func NewMutex(s *Session, name string, opts ...MutexOption) *Mutex {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	m := &Mutex{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeMutex, name)}
 	for _, o := range opts {
 		o(m)

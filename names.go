@@ -6,7 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxNameLen is the longest recipe name, in bytes, in canonical form.
+// MaxNameLen is the longest recipe name, in bytes, as written (a leading
+// "/" counts).
 const MaxNameLen = 4096
 
 // reservedSuffixes end the names of the keys a Redis lock K uses besides
@@ -14,18 +15,14 @@ const MaxNameLen = 4096
 // would share keys with another lock there, so no store takes it.
 var reservedSuffixes = []string{":token", ":queue", ":waiting", ":release"}
 
-// CleanName returns the canonical form of a recipe name, or an error
+// CleanName checks a recipe name and returns it as written, or an error
 // wrapping ErrInvalidName that quotes the name (%q). The rule is the same
-// on every store, so a name one store takes, every store takes, and
-// names the same thing on each:
+// on every store, so a name one store takes, every store takes:
 //
-//   - A name is one or more elements separated by "/"; a leading "/" is
-//     optional: "jobs/nightly" and "/jobs/nightly" are one name, whose
-//     canonical form is "/jobs/nightly" (the ZooKeeper path, the etcd key
-//     prefix; a Redis key is the name without its leading "/").
-//   - No element is empty ("a//b", a trailing "/", "" and "/" are
-//     refused: an empty shell variable in "/jobs/$ENV/x" must not name
-//     another lock), "." or "..".
+//   - A name is one or more elements separated by "/", with or without a
+//     leading "/". No element is empty ("a//b", a trailing "/", "" and
+//     "/" are refused: an empty shell variable in "/jobs/$ENV/x" must
+//     not name another lock), "." or "..".
 //   - It is UTF-8 of at most MaxNameLen bytes, without the characters
 //     ZooKeeper refuses: control characters (C0, DEL, C1), surrogates and
 //     private use (U+D800–U+F8FF), U+FFF0–U+FFFF, and anything above
@@ -33,23 +30,39 @@ var reservedSuffixes = []string{":token", ":queue", ":waiting", ":release"}
 //   - It does not end in ":token", ":queue", ":waiting" or ":release",
 //     the keys a Redis lock uses besides its own.
 //
+// A name is kept as written, so that baton and each store's own tools
+// given the same string contend on the same lock:
+//
+//   - etcd: the name is the key prefix, as in etcd's concurrency package,
+//     `etcdctl lock NAME`, `etcdctl elect NAME` and the v3lock and
+//     v3election services: a Mutex on "jobs/x" keys its contenders
+//     "jobs/x/<lease id>", one on "/jobs/x" keys them "/jobs/x/<lease id>".
+//     "jobs/x" and "/jobs/x" are two names there, as they are to etcd.
+//   - Redis: the name is the lock's key, as redsync's; "/jobs/x" is the
+//     key "/jobs/x".
+//   - memory: as etcd, the name as written.
+//   - ZooKeeper needs absolute paths: a name without a leading "/" names
+//     the znode at "/" + name (AbsolutePath), as Curator, kazoo and
+//     go-zookeeper, which take absolute paths only, would write it.
+//     "jobs/x" and "/jobs/x" are one name there.
+//
+// baton before this rule put a "/" before every name on every store, so
+// its etcd and Redis locks named "x" are at "/x": `baton status x` says
+// when the other spelling is held or waited on.
+//
 // Every recipe constructor cleans its name: a recipe with a bad name
 // fails its first call with this error, before any I/O.
 func CleanName(name string) (string, error) {
 	if !utf8.ValidString(name) {
 		return "", fmt.Errorf("%w %s: not UTF-8", ErrInvalidName, quoteName(name))
 	}
-	clean := name
-	if !strings.HasPrefix(clean, "/") {
-		clean = "/" + clean
-	}
-	if len(clean) > MaxNameLen {
+	if len(name) > MaxNameLen {
 		return "", fmt.Errorf("%w %s: longer than %d bytes", ErrInvalidName, quoteName(name), MaxNameLen)
 	}
-	if clean == "/" {
+	if name == "" || name == "/" {
 		return "", fmt.Errorf("%w %q: empty", ErrInvalidName, name)
 	}
-	for _, elem := range strings.Split(clean[1:], "/") {
+	for _, elem := range strings.Split(strings.TrimPrefix(name, "/"), "/") {
 		switch elem {
 		case "":
 			return "", fmt.Errorf("%w %s: an empty element (a doubled or trailing /)", ErrInvalidName, quoteName(name))
@@ -57,17 +70,26 @@ func CleanName(name string) (string, error) {
 			return "", fmt.Errorf("%w %s: a %q element", ErrInvalidName, quoteName(name), elem)
 		}
 	}
-	for _, r := range clean {
+	for _, r := range name {
 		if refusedRune(r) {
 			return "", fmt.Errorf("%w %s: %U is a character ZooKeeper refuses, so no store takes it", ErrInvalidName, quoteName(name), r)
 		}
 	}
 	for _, s := range reservedSuffixes {
-		if base, ok := strings.CutSuffix(clean, s); ok {
-			return "", fmt.Errorf("%w %s: ends in %q, a key Redis lock %q uses", ErrInvalidName, quoteName(name), s, strings.TrimPrefix(base, "/"))
+		if base, ok := strings.CutSuffix(name, s); ok {
+			return "", fmt.Errorf("%w %s: ends in %q, a key Redis lock %q uses", ErrInvalidName, quoteName(name), s, base)
 		}
 	}
-	return clean, nil
+	return name, nil
+}
+
+// AbsolutePath is name as a store of absolute paths (ZooKeeper) names
+// it: name itself if it starts with "/", else "/" + name.
+func AbsolutePath(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	return "/" + name
 }
 
 // refusedRune reports whether ZooKeeper's PathUtils refuses r in a path
@@ -94,12 +116,20 @@ func quoteName(name string) string {
 	return fmt.Sprintf(verb+"… (%d bytes)", name[:60], len(name))
 }
 
-// cleanOrKeep is CleanName for a recipe constructor: the canonical name
-// and nil, or name unchanged and the error its calls return.
-func cleanOrKeep(name string) (string, error) {
+// cleanOrKeep is CleanName for a recipe constructor: the name as s's
+// store names it (AbsolutePath on a store of absolute paths) and nil, or
+// name unchanged and the error its calls return. s may be nil (a recipe
+// that opens its sessions later): the Conn then takes the name as
+// written, which a store of absolute paths reads as AbsolutePath does.
+func cleanOrKeep(s *Session, name string) (string, error) {
 	clean, err := CleanName(name)
 	if err != nil {
 		return name, err
+	}
+	if s != nil {
+		if a, ok := s.conn.(AbsolutePaths); ok && a.AbsolutePaths() {
+			return AbsolutePath(clean), nil
+		}
 	}
 	return clean, nil
 }

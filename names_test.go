@@ -9,25 +9,17 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// The one rule, by example: what is accepted and its canonical form, and
-// what is refused.
+// The one rule, by example: what is accepted (kept as written), and what
+// is refused.
 func TestCleanName(t *testing.T) {
-	for in, want := range map[string]string{
-		"nightly-report":                        "/nightly-report",
-		"/nightly-report":                       "/nightly-report",
-		"jobs/nightly":                          "/jobs/nightly",
-		"/jobs/nightly":                         "/jobs/nightly",
-		"interop:TestX/sub:1":                   "/interop:TestX/sub:1",
-		"ü/ß":                                   "/ü/ß",
-		"a b":                                   "/a b",
-		"...":                                   "/...",
-		"a:tokens":                              "/a:tokens",
-		"_c_x-lock-0000000001":                  "/_c_x-lock-0000000001",
-		strings.Repeat("k", baton.MaxNameLen-1): "/" + strings.Repeat("k", baton.MaxNameLen-1),
+	for _, in := range []string{
+		"nightly-report", "/nightly-report", "jobs/nightly", "/jobs/nightly",
+		"interop:TestX/sub:1", "ü/ß", "a b", "...", "a:tokens", "_c_x-lock-0000000001",
+		strings.Repeat("k", baton.MaxNameLen), "/" + strings.Repeat("k", baton.MaxNameLen-1),
 	} {
 		got, err := baton.CleanName(in)
-		if err != nil || got != want {
-			t.Errorf("CleanName(%.20q) = %q, %v; want %q", in, got, err, want)
+		if err != nil || got != in {
+			t.Errorf("CleanName(%.20q) = %q, %v; want it as written", in, got, err)
 		}
 	}
 	for _, in := range []string{
@@ -36,7 +28,7 @@ func TestCleanName(t *testing.T) {
 		"a\x00b", "a\nb", "a\x7f", "a\u0085", "\xff", "a\xc3",
 		"😀", "/locks/😀", "\ue000", "\ufff0", "\ud7ff\uffff",
 		"x:token", "/a/b:queue", "x:waiting", "x:release",
-		strings.Repeat("k", baton.MaxNameLen),
+		strings.Repeat("k", baton.MaxNameLen+1), "/" + strings.Repeat("k", baton.MaxNameLen),
 	} {
 		got, err := baton.CleanName(in)
 		if !errors.Is(err, baton.ErrInvalidName) {
@@ -48,12 +40,25 @@ func TestCleanName(t *testing.T) {
 			t.Errorf("CleanName(%.20q): message %q shows the name raw", in, msg)
 		}
 	}
+	// The Redis lock a reserved suffix belongs to is named as written.
+	if _, err := baton.CleanName("/jobs/x:token"); err == nil || !strings.Contains(err.Error(), `a key Redis lock "/jobs/x" uses`) {
+		t.Errorf("CleanName(/jobs/x:token): %v", err)
+	}
+}
+
+func TestAbsolutePath(t *testing.T) {
+	for in, want := range map[string]string{"x": "/x", "/x": "/x", "a/b": "/a/b", "/a/b": "/a/b"} {
+		if got := baton.AbsolutePath(in); got != want {
+			t.Errorf("AbsolutePath(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // FuzzCleanName: a refused name gets one ErrInvalidName line; an accepted
-// one is canonical ("/" and non-empty elements, none "." or ".."), within
-// MaxNameLen, with no character ZooKeeper refuses; cleaning is idempotent
-// and the leading "/" optional.
+// one is returned as written, and has "/"-separated non-empty elements,
+// none "." or "..", within MaxNameLen, with no character ZooKeeper
+// refuses; its other spelling (with or without the leading "/") is
+// accepted too unless that makes it too long.
 func FuzzCleanName(f *testing.F) {
 	for _, s := range []string{"a", "/a", "/a/b", "a//b", "/a/../b", "/", "", "😀", "\xff", "x:token", "ü/ß", "a/"} {
 		f.Add(s)
@@ -66,13 +71,13 @@ func FuzzCleanName(f *testing.F) {
 			}
 			return
 		}
-		if clean != name && clean != "/"+name {
-			t.Fatalf("CleanName(%q) = %q: more than a leading /", name, clean)
+		if clean != name {
+			t.Fatalf("CleanName(%q) = %q: not as written", name, clean)
 		}
-		if len(clean) > baton.MaxNameLen || !utf8.ValidString(clean) || !strings.HasPrefix(clean, "/") {
+		if len(clean) > baton.MaxNameLen || !utf8.ValidString(clean) {
 			t.Fatalf("CleanName(%q) = %q", name, clean)
 		}
-		for _, e := range strings.Split(clean[1:], "/") {
+		for _, e := range strings.Split(strings.TrimPrefix(clean, "/"), "/") {
 			if e == "" || e == "." || e == ".." {
 				t.Fatalf("CleanName(%q) = %q has element %q", name, clean, e)
 			}
@@ -82,10 +87,15 @@ func FuzzCleanName(f *testing.F) {
 				t.Fatalf("CleanName(%q) = %q has %U", name, clean, r)
 			}
 		}
-		for _, again := range []string{clean, clean[1:]} {
-			if c, err := baton.CleanName(again); c != clean || err != nil {
-				t.Fatalf("CleanName(%q) = %q, %v; want %q", again, c, err, clean)
-			}
+		other := strings.TrimPrefix(clean, "/")
+		if other == clean {
+			other = "/" + clean
+		}
+		if c, err := baton.CleanName(other); (err != nil) != (len(other) > baton.MaxNameLen) || err == nil && c != other {
+			t.Fatalf("CleanName(%q) = %q, %v; the other spelling of %q", other, c, err, clean)
+		}
+		if abs := baton.AbsolutePath(clean); abs != "/"+strings.TrimPrefix(clean, "/") {
+			t.Fatalf("AbsolutePath(%q) = %q", clean, abs)
 		}
 	})
 }

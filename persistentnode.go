@@ -46,7 +46,7 @@ type PersistentNode struct {
 // etcd key) carrying data; with ephemeral it is bound to the session of
 // the moment. It does no I/O.
 func NewPersistentNode(open SessionFunc, path string, data []byte, ephemeral bool) *PersistentNode {
-	path, bad := cleanOrKeep(path)
+	path, bad := cleanOrKeep(nil, path)
 	return &PersistentNode{open: open, path: path, bad: bad, data: bytes.Clone(data), ephemeral: ephemeral, changed: make(chan struct{})}
 }
 
@@ -62,9 +62,11 @@ func (p *PersistentNode) Run(ctx context.Context) error {
 	if p.bad != nil {
 		return p.bad
 	}
+	// A path of one element ("x", "/x") is a node at the top: its dir is
+	// "" or "/" as written (CleanName's rule).
 	dir, name := path.Split(p.path)
 	dir = trimSlash(dir)
-	if dir == "" || name == "" {
+	if name == "" {
 		return fmt.Errorf("%w: persistent node path %q has no parent", ErrInvalidName, p.path)
 	}
 	var s *Session

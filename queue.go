@@ -41,7 +41,7 @@ type Queue struct {
 // NewQueue returns a queue on name (a ZooKeeper path, an etcd prefix). It
 // does no I/O.
 func NewQueue(s *Session, name string) *Queue {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return &Queue{rq: &ReliableQueue{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeQueue, name)}}
 }
 

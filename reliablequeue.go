@@ -47,7 +47,7 @@ type Item struct {
 // NewReliableQueue returns a reliable queue on name (a ZooKeeper path, an
 // etcd prefix). It does no I/O.
 func NewReliableQueue(s *Session, name string) *ReliableQueue {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return &ReliableQueue{s: s, name: name, bad: bad, tel: s.tel.Handle(recipeReliableQueue, name)}
 }
 

@@ -44,7 +44,7 @@ type RWMutex struct {
 // NewRWMutex returns a reader/writer lock on name (a ZooKeeper path, an
 // etcd prefix). It does no I/O.
 func NewRWMutex(s *Session, name string) *RWMutex {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return &RWMutex{s: s, name: name, bad: bad, rtel: s.tel.Handle(recipeRead, name), wtel: s.tel.Handle(recipeWrite, name)}
 }
 

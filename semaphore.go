@@ -54,7 +54,7 @@ type semHold struct {
 // than the semaphore's record of n holds), Acquire and TryAcquire return
 // an error wrapping ErrInvalidPermits.
 func NewSemaphore(s *Session, name string, n int) *Semaphore {
-	name, bad := cleanOrKeep(name)
+	name, bad := cleanOrKeep(s, name)
 	return &Semaphore{s: s, name: name, bad: bad, n: n, tel: s.tel.Handle(recipeSemaphore, name), held: make(map[*Lease]*semHold)}
 }
 

@@ -382,30 +382,66 @@ func testMutexInvalidName(t *testing.T, h Harness) {
 	}
 }
 
-// A name with or without its leading "/" is one lock, named in canonical
-// form, on every store.
+// Names as users write them (baton.CleanName's rule): "x" and "/x", and a
+// nested "a/b" both ways. On a store of absolute paths (its Conn is a
+// baton.AbsolutePaths: ZooKeeper) the two spellings are one lock, named
+// with the "/"; on the others each is a lock of its own, named as
+// written, and neither holder keeps the other out. A barrier written
+// without a "/" is that node.
 func testMutexNameForms(t *testing.T, h Harness) {
 	ctx := testCtx(t)
-	name := h.Path(t) // "/…"
 	ss := sessions(t, h, 2)
-	a, b := baton.NewMutex(ss[0], name), baton.NewMutex(ss[1], strings.TrimPrefix(name, "/"))
-	if b.Name() != name {
-		t.Fatalf("Name() = %q, want %q", b.Name(), name)
+	a, abs := ss[0].Conn().(baton.AbsolutePaths)
+	abs = abs && a.AbsolutePaths()
+	base := strings.TrimPrefix(h.Path(t), "/")
+	for _, name := range []string{base, base + "/a/b"} {
+		with, without := baton.NewMutex(ss[0], "/"+name), baton.NewMutex(ss[1], name)
+		want := name
+		if abs {
+			want = "/" + name
+		}
+		if with.Name() != "/"+name || without.Name() != want {
+			t.Fatalf("Name() = %q and %q, want %q and %q", with.Name(), without.Name(), "/"+name, want)
+		}
+		if _, err := with.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_, err := without.TryLock(ctx)
+		switch {
+		case abs && !errors.Is(err, baton.ErrLocked):
+			t.Fatalf("TryLock on %q while /%s is held: %v, want ErrLocked (one znode)", name, name, err)
+		case !abs && err != nil:
+			t.Fatalf("TryLock on %q while /%s is held: %v, want a lock of its own", name, name, err)
+		case !abs:
+			if err := without.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := with.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := without.TryLock(ctx); err != nil {
+			t.Fatalf("TryLock on %q once free: %v", name, err)
+		}
+		if err := without.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := a.Lock(ctx); err != nil {
-		t.Fatal(err)
+	bar := base + "-barrier"
+	b := baton.NewBarrier(ss[0], bar)
+	if err := b.Set(ctx); err != nil {
+		t.Fatalf("Set barrier %q: %v", bar, err)
 	}
-	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
-		t.Fatalf("TryLock on %q while %q is held: %v, want ErrLocked", b.Name(), name, err)
+	if _, _, err := ss[1].Conn().Get(ctx, "/"+bar); (err == nil) != abs {
+		t.Fatalf("barrier %q set: Get /%s: %v", bar, bar, err)
 	}
-	if err := a.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	waited := make(chan error, 1)
+	go func() { waited <- baton.NewBarrier(ss[1], bar).Wait(ctx) }()
+	if err := b.Remove(ctx); err != nil {
+		t.Fatalf("Remove barrier %q: %v", bar, err)
 	}
-	if _, err := b.TryLock(ctx); err != nil {
-		t.Fatalf("TryLock on %q once free: %v", b.Name(), err)
-	}
-	if err := b.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	if err := <-waited; err != nil {
+		t.Fatalf("Wait barrier %q: %v", bar, err)
 	}
 }
 

@@ -30,8 +30,9 @@ var prefixedKinds = []string{baton.KindLatch, baton.KindRead, baton.KindWrite, b
 
 // CheckName reports why name cannot name a recipe, as an error wrapping
 // baton.ErrInvalidName, or nil: baton.CleanName's rules, the same on every
-// store. A recipe uses the name's canonical form ("/a/b" for "a/b") as its
-// key prefix.
+// store. A recipe uses the name as written as its key prefix, as etcd's
+// concurrency package and `etcdctl lock NAME` do: "a/b" keys its nodes
+// "a/b/<lease id>", "/a/b" keys them "/a/b/<lease id>".
 func CheckName(name string) error {
 	_, err := baton.CleanName(name)
 	return err

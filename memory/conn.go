@@ -101,7 +101,7 @@ func newUID() string {
 }
 
 func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
-	if err := validPath(dir); err != nil {
+	if err := validDir(dir, f); err != nil {
 		return baton.Node{}, err
 	}
 	if kind == "" || strings.Contains(kind, "/") {
@@ -307,7 +307,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 				return fmt.Errorf("%w: %s is at version %d, not %d", baton.ErrConflict, op.Node.Path, n.version, op.Node.Version)
 			}
 		case baton.OpCreate:
-			if err := validPath(op.Dir); err != nil {
+			if err := validDir(op.Dir, op.Flags); err != nil {
 				return err
 			}
 			if op.Flags&baton.Sequential == 0 && c.st.kids[op.Dir][op.Name] != nil {

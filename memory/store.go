@@ -167,6 +167,16 @@ func (s *Store) Partition(id string) (heal func()) {
 // gives it up.
 func margin(ttl time.Duration) time.Duration { return ttl / 5 }
 
+// validDir checks the parent of a node to create. A plain node may sit at
+// the top of the keyspace (a Barrier named "deploy", its key its name, as
+// on etcd): its dir is "". A sequential node needs a real parent.
+func validDir(dir string, f baton.Flags) error {
+	if dir == "" && f&baton.Sequential == 0 {
+		return nil
+	}
+	return validPath(dir)
+}
+
 func validPath(p string) error {
 	if p == "" {
 		return fmt.Errorf("%w: empty name", baton.ErrInvalidName)

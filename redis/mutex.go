@@ -61,12 +61,12 @@ type Mutex struct {
 }
 
 // NewMutex returns a lock on the key named by key, a lock name as
-// baton.CleanName has them: the key is the name without a leading "/"
-// ("jobs/x" and "/jobs/x" are the key "jobs/x"). It does no I/O.
+// baton.CleanName has them: the key is the name as written, as redsync's
+// ("jobs/x" and "/jobs/x" are two keys). It does no I/O.
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	o := buildOptions(opts)
 	key = KeyOf(key)
-	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", "/"+key, o), bad: checkHandle(key, o.ttl)}
+	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", key, o), bad: checkHandle(key, o.ttl)}
 }
 
 // Key is the lock's Redis key.

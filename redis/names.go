@@ -1,14 +1,12 @@
 package redis
 
 import (
-	"strings"
-
 	"github.com/batonhq/baton"
 )
 
-// MaxKeyLen is the longest lock key, in bytes: baton.MaxNameLen less the
-// leading "/" a key goes without.
-const MaxKeyLen = baton.MaxNameLen - 1
+// MaxKeyLen is the longest lock key, in bytes: baton.MaxNameLen, as the
+// key is the name as written.
+const MaxKeyLen = baton.MaxNameLen
 
 // CheckKey reports why key cannot name a lock, as an error wrapping
 // baton.ErrInvalidName, or nil. The rules are baton.CleanName's, the same
@@ -22,13 +20,9 @@ func CheckKey(key string) error {
 }
 
 // KeyOf is the Redis key of a lock name, as NewMutex and NewRedlock use
-// it: the name in canonical form without its leading "/" (so "jobs/x" and
-// "/jobs/x" are one lock, keyed "jobs/x"), or name unchanged if it is
-// invalid (CheckKey says why).
-func KeyOf(name string) string {
-	clean, err := baton.CleanName(name)
-	if err != nil {
-		return name
-	}
-	return strings.TrimPrefix(clean, "/")
-}
+// it: the name as written (baton.CleanName's rule), the key redsync and
+// other clients given the same string use. "jobs/x" and "/jobs/x" are two
+// locks. (baton before this rule dropped a leading "/": its lock "/jobs/x"
+// was the key "jobs/x".) An invalid name is returned unchanged too;
+// CheckKey says why it is invalid.
+func KeyOf(name string) string { return name }

@@ -104,7 +104,7 @@ type Redlock struct {
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	o := buildOptions(opts)
 	key = KeyOf(key)
-	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redlock", "/"+key, o), bad: checkHandle(key, o.ttl)}
+	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redlock", key, o), bad: checkHandle(key, o.ttl)}
 }
 
 // Key is the lock's Redis key.

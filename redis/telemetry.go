@@ -30,9 +30,9 @@ type observer struct {
 	last *baton.Lease // the lease whose hold is being reported
 }
 
-// newObserver reports on the lock named name, its canonical form (the key
-// with a leading "/"), so that its name label is the one the same lock has
-// on every store.
+// newObserver reports on the lock named name, its key (the name as
+// written, baton.CleanName's rule), so that its name label is the one a
+// lock of that name has on every store.
 func newObserver(backend, name string, o options) *observer {
 	t := telemetry.New(backend, telemetry.Config{
 		MeterProvider:  o.tel.MeterProvider,

@@ -432,11 +432,11 @@ func FuzzCheckPath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		// Every name baton.CleanName takes, ZooKeeper takes, in canonical
-		// form: one rule for every store.
+		// Every name baton.CleanName takes, ZooKeeper takes, as its
+		// absolute path: one rule for every store.
 		if clean, err := baton.CleanName(p); err == nil {
-			if err := checkPath(clean); err != nil {
-				t.Fatalf("CleanName(%q) = %q, which checkPath refuses: %v", p, clean, err)
+			if abs, err := userPath(clean); err != nil || abs != baton.AbsolutePath(p) {
+				t.Fatalf("CleanName(%q) = %q, which userPath makes %q, %v", p, clean, abs, err)
 			}
 		}
 		err := checkPath(p)

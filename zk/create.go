@@ -31,7 +31,8 @@ const cleanupTimeout = 5 * time.Second
 // id: if the connection is lost before their reply, Create does not retry
 // and returns an error saying the outcome is unknown.
 func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
-	if err := checkPath(dir); err != nil {
+	dir, err := userPath(dir)
+	if err != nil {
 		return baton.Node{}, err
 	}
 	var name, id string
@@ -57,7 +58,6 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 		return baton.Node{}, err
 	}
 	flags := createFlags(f)
-	var err error
 	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
 		var got string
 		err = c.callThen(ctx, func() error {

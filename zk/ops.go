@@ -16,7 +16,8 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 // Children lists dir's children in baton's order (see sortChildren). A
 // listing carries names only: Token and Owner are zero.
 func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
-	if err := checkPath(dir); err != nil {
+	dir, err := userPath(dir)
+	if err != nil {
 		return nil, err
 	}
 	names, err := c.children(ctx, c.abs(dir))
@@ -31,7 +32,8 @@ func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 
 // Get reads one node.
 func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
-	if err := checkPath(path); err != nil {
+	path, err := userPath(path)
+	if err != nil {
 		return nil, baton.Node{}, err
 	}
 	data, st, err := c.get(ctx, c.abs(path))
@@ -59,7 +61,8 @@ func unique(name string) bool {
 // Delete removes that incarnation of n: a delete at the version read
 // with its czxid (see version), so never a later node of the same name.
 func (c *conn) Delete(ctx context.Context, n baton.Node) error {
-	if err := checkPath(n.Path); err != nil {
+	n, err := userNode(n)
+	if err != nil {
 		return err
 	}
 	if n.Path == "/" {
@@ -110,7 +113,8 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 		return len(nodes) - 1
 	}
 	if guard.Path != "" {
-		if err := checkPath(guard.Path); err != nil {
+		var err error
+		if guard, err = userNode(guard); err != nil {
 			return err
 		}
 		reqs = append(reqs, &gozk.CheckVersionRequest{Path: c.abs(guard.Path), Version: -1})
@@ -121,7 +125,8 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	for _, op := range ops {
 		switch op.Kind {
 		case baton.OpSet, baton.OpDelete:
-			if err := checkPath(op.Node.Path); err != nil {
+			var err error
+			if op.Node, err = userNode(op.Node); err != nil {
 				return err
 			}
 			v := int32(-1)
@@ -141,7 +146,8 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			pins = append(pins, pin(op.Node))
 			fixed = append(fixed, op.IfVersion)
 		case baton.OpCreate:
-			if err := checkPath(op.Dir); err != nil {
+			var err error
+			if op.Dir, err = userPath(op.Dir); err != nil {
 				return err
 			}
 			name := op.Name

@@ -79,6 +79,30 @@ func checkPath(p string) error {
 	return nil
 }
 
+// AbsolutePaths says ZooKeeper names nodes by absolute paths: a recipe
+// name "jobs/x" is the znode "/jobs/x", as Curator, kazoo and go-zookeeper
+// name it (baton.CleanName's rule).
+func (c *conn) AbsolutePaths() bool { return true }
+
+var _ baton.AbsolutePaths = (*conn)(nil)
+
+// userPath is p as ZooKeeper names it, checked: every path a Conn method
+// takes goes through it. ZooKeeper's paths are absolute, so a path without
+// its leading "/" ("jobs/x", as a recipe name may be written) is the one
+// with it (baton.AbsolutePath, baton.CleanName's rule), and "" is the root.
+// Every Node the Conn returns has the absolute path.
+func userPath(p string) (string, error) {
+	p = baton.AbsolutePath(p)
+	return p, checkPath(p)
+}
+
+// userNode is n with its Path as userPath makes it.
+func userNode(n baton.Node) (baton.Node, error) {
+	var err error
+	n.Path, err = userPath(n.Path)
+	return n, err
+}
+
 // checkElem reports why s is not a usable node name.
 func checkElem(s string) error {
 	switch s {

@@ -51,7 +51,8 @@ func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
 // over, given n's stat (nil when that incarnation is gone), says the wait
 // is over, with its result.
 func (c *conn) watchNode(ctx context.Context, n baton.Node, over func(st *gozk.Stat) (bool, error)) error {
-	if err := checkPath(n.Path); err != nil {
+	n, err := userNode(n)
+	if err != nil {
 		return err
 	}
 	path := c.abs(n.Path)
@@ -84,9 +85,17 @@ func (c *conn) watchNode(ctx context.Context, n baton.Node, over func(st *gozk.S
 // WaitChildren returns once dir's children differ from since. It sets a
 // child watch, or an exists watch while dir is missing.
 func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
-	if err := checkPath(dir); err != nil {
+	dir, err := userPath(dir)
+	if err != nil {
 		return err
 	}
+	// A listing taken with dir spelled without its "/" is the same.
+	abs := make([]baton.Node, len(since))
+	for i, n := range since {
+		abs[i] = n
+		abs[i].Path = baton.AbsolutePath(n.Path)
+	}
+	since = abs
 	path := c.abs(dir)
 	for i := 0; ; i++ {
 		names, ch, err := c.childrenW(ctx, path)
@@ -115,7 +124,8 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 
 // WaitExists returns the node at path once it exists.
 func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) {
-	if err := checkPath(path); err != nil {
+	path, err := userPath(path)
+	if err != nil {
 		return baton.Node{}, err
 	}
 	p := c.abs(path)
