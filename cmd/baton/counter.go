@@ -41,7 +41,7 @@ func (m *Main) counter(ctx context.Context, args []string) error {
 	if len(pos) != want {
 		return usageErr("counter %s: want NAME%s", v, map[bool]string{true: " and a number", false: ""}[want == 2])
 	}
-	name, err := cleanName(pos[0]) // canonical: get reads the node itself
+	name, err := cleanName(pos[0]) // as written: get reads the node itself (ZooKeeper adds the /)
 	if err != nil {
 		return err
 	}

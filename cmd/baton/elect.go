@@ -42,7 +42,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	if *asJSON && !*observe {
 		return usageErr("elect: --json goes with --observe")
 	}
-	if err := m.checkCmd(argv, "BATON_ELECTION", name); err != nil {
+	if err := m.checkCmd(argv, "BATON_ELECTION", name, &sf); err != nil {
 		return err
 	}
 	if *requeue {

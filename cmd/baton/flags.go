@@ -217,11 +217,11 @@ func parseArgs(fs *flagSet, args []string) (pos, cmd []string, err error) {
 // found (exit 127) or run (exit 126: a directory, a file without execute
 // permission, as a shell says) and a lock on NAME inside a CMD already
 // holding it, which would wait for itself forever (exit 2).
-func (m *Main) checkCmd(argv []string, heldVar, name string) error {
+func (m *Main) checkCmd(argv []string, heldVar, name string, sf *storeFlags) error {
 	if argv == nil {
 		return nil
 	}
-	if heldVar != "" && holds(m.Getenv(heldVar), name) {
+	if heldVar != "" && holds(m.Getenv(heldVar), name, sf) {
 		return usageErr("%s=%s: this command already runs under %s; a nested one would wait for itself", heldVar, name, name)
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
@@ -240,14 +240,16 @@ func cannotRun(err error) int {
 }
 
 // nameRule is NAME's rule in the -h texts (baton.CleanName's).
-const nameRule = "NAME is one or more elements separated by /, the same on every store; a leading / is optional\n" +
-	"(jobs/x and /jobs/x are one lock: the ZooKeeper path and etcd key prefix /jobs/x, the Redis key jobs/x).\n" +
-	"Refused (exit 2): empty elements (a//b, a trailing /), . and .., control characters and others ZooKeeper\n" +
-	"refuses (U+D800-U+F8FF, U+FFF0 and up: emoji), over 4096 bytes, a :token/:queue/:waiting/:release ending.\n"
+const nameRule = "NAME is one or more elements separated by /, with or without a leading /, kept as written, so that\n" +
+	"baton and the store's own tools given the same string share one lock: the etcd key prefix (etcdctl lock NAME),\n" +
+	"the Redis key (redsync's); jobs/x and /jobs/x are two locks there. ZooKeeper needs absolute paths: there both\n" +
+	"are the znode /jobs/x. Refused (exit 2): empty elements (a//b, a trailing /), . and .., control characters\n" +
+	"and others ZooKeeper refuses (U+D800-U+F8FF, U+FFF0 and up: emoji), over 4096 bytes, a\n" +
+	":token/:queue/:waiting/:release ending.\n"
 
-// cleanName returns NAME in canonical form ("/a/b"; see baton.CleanName,
-// the same rule for every store), or a usage error quoting it, before
-// anything is dialled.
+// cleanName returns NAME as written if baton.CleanName takes it (the same
+// rule for every store), or a usage error quoting it, before anything is
+// dialled.
 func cleanName(name string) (string, error) {
 	clean, err := baton.CleanName(name)
 	if err != nil {
@@ -256,18 +258,26 @@ func cleanName(name string) (string, error) {
 	return clean, nil
 }
 
+// storeName is NAME as the store names it (baton.CleanName's rule): on
+// ZooKeeper, which needs absolute paths, with a leading "/"; on the other
+// stores as written. Two NAMEs are one lock when their storeNames are
+// equal.
+func (sf *storeFlags) storeName(name string) string {
+	if u, err := store.Parse(sf.url); err == nil && u.IsZooKeeper() {
+		return baton.AbsolutePath(name)
+	}
+	return name
+}
+
 // holds reports whether held, the value of $BATON_LOCK or
-// $BATON_ELECTION (one name, or several space-separated), names name
-// (canonical).
-func holds(held, name string) bool {
+// $BATON_ELECTION (one name, or several space-separated), names the lock
+// name names on sf's store.
+func holds(held, name string, sf *storeFlags) bool {
 	if held == "" {
 		return false
 	}
-	if c, err := baton.CleanName(held); err == nil && c == name {
-		return true
-	}
-	for _, h := range strings.Fields(held) {
-		if c, err := baton.CleanName(h); err == nil && c == name {
+	for _, h := range append([]string{held}, strings.Fields(held)...) {
+		if c, err := baton.CleanName(h); err == nil && sf.storeName(c) == sf.storeName(name) {
 			return true
 		}
 	}

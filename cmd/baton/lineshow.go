@@ -196,6 +196,9 @@ func waitingLine(name string, rep statusReport, tty bool) (string, int, bool) {
 	default:
 		fmt.Fprintf(&b, "; held by %d: %s", len(holders), strings.Join(holders, ", "))
 	}
+	if n := spellingNote(rep); n != "" {
+		b.WriteString("; " + n)
+	}
 	return b.String(), ahead, pos > 0
 }
 

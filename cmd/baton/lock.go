@@ -79,7 +79,7 @@ type acquired struct {
 	lease   *baton.Lease
 	release func(ctx context.Context) error
 	expiry  func() time.Time // the loss deadline, or nil
-	names   string           // several locks: their canonical names, in lock order
+	names   string           // several locks: their names as given, in lock order
 }
 
 func (h acquired) unlock() {
@@ -154,7 +154,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	if *try && *timeout > 0 {
 		return usageErr("lock: --try and --timeout exclude each other")
 	}
-	if err := m.checkCmd(argv, "BATON_LOCK", name); err != nil {
+	if err := m.checkCmd(argv, "BATON_LOCK", name, &sf); err != nil {
 		return err
 	}
 	sigs := catchSignals()

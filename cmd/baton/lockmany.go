@@ -24,20 +24,19 @@ import (
 // carries its parts' requests).
 func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSpec, timeout, killAfter time.Duration) error {
 	sf, names := l.sf, l.names
-	raw := slices.Clone(names)
+	keys := make([]string, len(names)) // each NAME as the store names it
 	for i, n := range names {
-		c, err := cleanName(n)
-		if err != nil {
+		if _, err := cleanName(n); err != nil {
 			return err
 		}
-		// "a" and "/a" are one name: a set naming a lock twice is a bad
-		// argument, refused before anything is dialled.
-		if j := slices.Index(names[:i], c); j >= 0 && raw[j] == n {
+		// A set naming a lock twice is a bad argument, refused before
+		// anything is dialled; on ZooKeeper "a" and "/a" are one lock.
+		keys[i] = sf.storeName(n)
+		if j := slices.Index(keys[:i], keys[i]); j >= 0 && names[j] == n {
 			return usageErr("lock: %q is given twice: give each NAME once", n)
 		} else if j >= 0 {
-			return usageErr("lock: %q and %q name one lock, %s: give each NAME once", raw[j], n, c)
+			return usageErr("lock: %q and %q name one lock, %s: give each NAME once", names[j], n, keys[i])
 		}
-		names[i] = c
 	}
 	if spec.try {
 		l.retry = 0 // --try answers at once, outage or not
@@ -48,7 +47,7 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSp
 		argv = nil
 	}
 	for _, n := range names {
-		if err := m.checkCmd(argv, "BATON_LOCK", n); err != nil {
+		if err := m.checkCmd(argv, "BATON_LOCK", n, sf); err != nil {
 			return err
 		}
 	}
@@ -110,15 +109,22 @@ func lockAll(ctx context.Context, s *store.Store, names []string, spec lockSpec)
 		return acquired{}, err
 	}
 	h := acquired{lease: l, release: ml.Unlock}
-	// A Redis part's name is its key (no leading /): BATON_LOCK has the
-	// canonical names, as with one NAME.
-	canon := ml.Names()
-	for i, n := range canon {
-		if c, err := baton.CleanName(n); err == nil {
-			canon[i] = c
+	// BATON_LOCK has the names as given, in lock order (a ZooKeeper
+	// part's Name has the "/" its NAME may lack).
+	given := map[string]string{}
+	for _, n := range names {
+		given[baton.AbsolutePath(n)] = n
+	}
+	for _, n := range names {
+		given[n] = n // on etcd and Redis "a" and "/a" are both given
+	}
+	order := ml.Names()
+	for i, n := range order {
+		if g, ok := given[n]; ok {
+			order[i] = g
 		}
 	}
-	h.names = strings.Join(canon, " ")
+	h.names = strings.Join(order, " ")
 	switch {
 	case len(exps) == len(ls):
 		h.expiry = func() time.Time { // the earliest part's loss deadline

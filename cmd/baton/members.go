@@ -46,7 +46,7 @@ func (m *Main) members(ctx context.Context, args []string) error {
 	case argv != nil && len(argv) == 0:
 		return usageErr("members: no CMD after --")
 	}
-	if err := m.checkCmd(argv, "", name); err != nil {
+	if err := m.checkCmd(argv, "", name, &sf); err != nil {
 		return err
 	}
 	sigs := catchSignals()

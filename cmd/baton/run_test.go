@@ -82,9 +82,10 @@ func TestUsageErrorsOnePrefix(t *testing.T) {
 		{[]string{"queue", "put", "--store", "", "q", "v"}, "baton: queue put: --store is empty (want a store URL, or leave --store out for $BATON_STORE or etcd://127.0.0.1:2379)\n", false},
 		{[]string{"elect", "--store", "foo://x", "e"}, `baton: elect: bad store URL "foo://x": unknown scheme "foo" (want zk, zks, etcd, etcds, redis, rediss or redlock)` + "\n", false},
 		{[]string{"semaphore", "-n", "1", "a//b"}, `baton: semaphore: invalid name "a//b": an empty element (a doubled or trailing /)` + "\n", false},
-		// A lock named twice in one set (as written, or in two forms).
+		// A lock named twice in one set (as written, or in two forms
+		// on ZooKeeper, where both are the znode /a).
 		{[]string{"lock", "a", "b", "a", "--", "true"}, `baton: lock: "a" is given twice: give each NAME once` + "\n", true},
-		{[]string{"lock", "a", "/a", "--"}, `baton: lock: "a" and "/a" name one lock, /a: give each NAME once` + "\n", true},
+		{[]string{"lock", "--store", "zk://127.0.0.1:1", "a", "/a", "--"}, `baton: lock: "a" and "/a" name one lock, /a: give each NAME once` + "\n", true},
 		{[]string{"serve", "members", "--store", "foo://x"}, `baton: serve members: bad store URL "foo://x": unknown scheme "foo" (want zk, zks, etcd, etcds, redis, rediss or redlock)` + "\n", false},
 	} {
 		var out, errb bytes.Buffer

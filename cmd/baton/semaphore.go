@@ -34,7 +34,7 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	if argv != nil && len(argv) == 0 {
 		return usageErr("semaphore: no CMD after --")
 	}
-	if err := m.checkCmd(argv, "", name); err != nil {
+	if err := m.checkCmd(argv, "", name, &sf); err != nil {
 		return err
 	}
 	sigs, s, done, err := m.openVerb(ctx, &sf, "semaphore")

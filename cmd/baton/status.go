@@ -21,6 +21,9 @@ type statusReport struct {
 	Store string `json:"store"`
 	Held  bool   `json:"held"`
 	layout.Report
+	// Other is NAME's other spelling where it is another lock and holds
+	// something (status_spelling.go).
+	Other *otherSpelling `json:"other_spelling,omitempty"`
 }
 
 // status is `baton status [flags] [--json] [--held] [--watch] NAME`.
@@ -159,7 +162,7 @@ func (r *sessionSource) read(ctx context.Context) (statusReport, error) {
 	}
 	r.last = l
 	rep := layout.Describe(l, time.Now())
-	return statusReport{Store: r.s.URL.String(), Held: rep.Held(), Report: rep}, nil
+	return statusReport{Store: r.s.URL.String(), Held: rep.Held(), Report: rep, Other: r.otherOf(lctx)}, nil
 }
 
 // wait returns once any directory read last differs, or the name itself
@@ -218,6 +221,7 @@ func (r *redisSource) read(ctx context.Context) (statusReport, error) {
 	rep := describeRedis(r.name, r.u, locks, time.Now())
 	b, _ := json.Marshal(rep)
 	r.last = string(b)
+	rep.Other = r.otherOf(ctx)
 	return rep, nil
 }
 

@@ -129,6 +129,9 @@ func printStatus(w io.Writer, rep statusReport) {
 	if s := summary(rep.Report); s != "" {
 		fmt.Fprintf(w, "  %s\n", s)
 	}
+	if n := spellingNote(rep); n != "" {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 	for _, x := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", x)
 	}

@@ -126,13 +126,13 @@ func TestStatusRedisIdentityHeldWatch(t *testing.T) {
 				switch x.Role {
 				case "holder":
 					sawHolder = true
-					if x.PID != holder.cmd.Process.Pid || x.Host != host || x.Cmd != "baton lock /"+name || x.Peer != "baton" ||
+					if x.PID != holder.cmd.Process.Pid || x.Host != host || x.Cmd != "baton lock "+name || x.Peer != "baton" ||
 						x.Age < 0 || x.TTL <= 0 || x.TTL > 2*time.Second || !strings.HasPrefix(x.Identity, host+" pid ") {
 						t.Errorf("holder entry %+v", x)
 					}
 				case "waiter":
 					sawWaiter = true
-					if x.PID != waiter.cmd.Process.Pid || x.Cmd != "baton lock /"+name {
+					if x.PID != waiter.cmd.Process.Pid || x.Cmd != "baton lock "+name {
 						t.Errorf("waiter entry %+v", x)
 					}
 				}
