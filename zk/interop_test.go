@@ -167,11 +167,36 @@ var (
 	kazooName   = regexp.MustCompile(`^[0-9a-f]{32}__lock__\d{10}$`)
 )
 
-// testPeerHoldsBatonWaits: the peer holds; baton's TryLock is refused and
-// its Lock queues behind the peer's node, then takes over on release.
-func testPeerHoldsBatonWaits(t *testing.T, p peer, names *regexp.Regexp) {
+// zkSpellings are the spellings of a name the interop tests give baton:
+// bare, with its leading "/", and nested (bare). Curator, kazoo and
+// go-zookeeper take absolute paths only, so the peer is given the path
+// with its "/": on ZooKeeper every spelling is the znode at that path
+// (baton.CleanName), one lock with the peer's.
+var zkSpellings = []struct {
+	label, sub string
+	bare       bool
+}{{"Bare", "", true}, {"Slash", "", false}, {"NestedBare", "/a/b", true}}
+
+// eachSpelling runs f once per spelling, each a subtest with a fresh
+// path: path is the peer's (absolute), name baton's.
+func eachSpelling(t *testing.T, f func(t *testing.T, path, name string)) {
+	for _, sp := range zkSpellings {
+		t.Run(sp.label, func(t *testing.T) {
+			path := testPath(t) + sp.sub
+			name := path
+			if sp.bare {
+				name = strings.TrimPrefix(path, "/")
+			}
+			f(t, path, name)
+		})
+	}
+}
+
+// testPeerHoldsBatonWaits: the peer holds path; baton's TryLock on name
+// (its spelling of path) is refused and its Lock queues behind the peer's
+// node, then takes over on release.
+func testPeerHoldsBatonWaits(t *testing.T, p peer, names *regexp.Regexp, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	srv := zktest.Shared(t)
 	s := openT(t, 0)
 	r := p.start(t, ctx, "hold", srv.Addr(), path)
@@ -180,10 +205,13 @@ func testPeerHoldsBatonWaits(t *testing.T, p peer, names *regexp.Regexp) {
 	if len(kids) != 1 || !names.MatchString(kids[0]) {
 		t.Fatalf("%s's lock node %q does not have the expected layout %s", p.name, held, names)
 	}
-	if n := lockNodes(t, ctx, s.Conn(), path); len(n) != 1 || n[0].Name != kids[0] {
+	if n := lockNodes(t, ctx, s.Conn(), name); len(n) != 1 || n[0].Name != kids[0] {
 		t.Fatalf("baton parses %s's node as %+v", p.name, n)
 	}
-	m := baton.NewMutex(s, path)
+	m := baton.NewMutex(s, name)
+	if m.Name() != path {
+		t.Fatalf("Name() = %q, want the znode %q", m.Name(), path)
+	}
 	if _, err := m.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
 		t.Fatalf("TryLock while %s holds: %v, want ErrLocked", p.name, err)
 	}
@@ -212,14 +240,13 @@ func testPeerHoldsBatonWaits(t *testing.T, p peer, names *regexp.Regexp) {
 	}
 }
 
-// testBatonHoldsPeerWaits: baton holds; the peer queues behind baton's
-// node and acquires only after Unlock.
-func testBatonHoldsPeerWaits(t *testing.T, p peer) {
+// testBatonHoldsPeerWaits: baton holds name; the peer queues behind
+// baton's node at path and acquires only after Unlock.
+func testBatonHoldsPeerWaits(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	srv := zktest.Shared(t)
 	s := openT(t, 0)
-	m := baton.NewMutex(s, path)
+	m := baton.NewMutex(s, name)
 	if _, err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -290,10 +317,10 @@ func checkLog(t *testing.T, logPath string, want map[string]int) {
 }
 
 // testMixed runs the peers, two baton sessions and optionally go-zookeeper's
-// Lock concurrently on one path, each for cycles critical sections.
-func testMixed(t *testing.T, peers []peer, withGoZK bool, cycles int) {
+// Lock concurrently on one path (baton given it as name), each for cycles
+// critical sections.
+func testMixed(t *testing.T, peers []peer, withGoZK bool, cycles int, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	srv := zktest.Shared(t)
 	logPath := filepath.Join(t.TempDir(), "sections.log")
 	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -317,7 +344,7 @@ func testMixed(t *testing.T, peers []peer, withGoZK bool, cycles int) {
 	for i := range 2 {
 		who := fmt.Sprintf("baton%d", i)
 		want[who] = cycles
-		m := baton.NewMutex(openT(t, 0), path)
+		m := baton.NewMutex(openT(t, 0), name)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -374,9 +401,15 @@ func testMixed(t *testing.T, peers []peer, withGoZK bool, cycles int) {
 func TestInteropCurator(t *testing.T) {
 	zktest.Shared(t)
 	p := curatorPeer(t)
-	t.Run("CuratorHolds", func(t *testing.T) { testPeerHoldsBatonWaits(t, p, curatorName) })
-	t.Run("BatonHolds", func(t *testing.T) { testBatonHoldsPeerWaits(t, p) })
-	t.Run("Mixed", func(t *testing.T) { testMixed(t, []peer{p}, true, 40) })
+	t.Run("CuratorHolds", func(t *testing.T) {
+		eachSpelling(t, func(t *testing.T, path, name string) { testPeerHoldsBatonWaits(t, p, curatorName, path, name) })
+	})
+	t.Run("BatonHolds", func(t *testing.T) {
+		eachSpelling(t, func(t *testing.T, path, name string) { testBatonHoldsPeerWaits(t, p, path, name) })
+	})
+	t.Run("Mixed", func(t *testing.T) {
+		eachSpelling(t, func(t *testing.T, path, name string) { testMixed(t, []peer{p}, true, 15, path, name) })
+	})
 	t.Run("Digest", func(t *testing.T) { testCuratorDigest(t, p) })
 }
 
@@ -429,7 +462,13 @@ func testCuratorDigest(t *testing.T, p peer) {
 func TestInteropKazoo(t *testing.T) {
 	zktest.Shared(t)
 	p := kazooPeer(t)
-	t.Run("KazooHolds", func(t *testing.T) { testPeerHoldsBatonWaits(t, p, kazooName) })
-	t.Run("BatonHolds", func(t *testing.T) { testBatonHoldsPeerWaits(t, p) })
-	t.Run("Mixed", func(t *testing.T) { testMixed(t, []peer{p}, false, 40) })
+	t.Run("KazooHolds", func(t *testing.T) {
+		eachSpelling(t, func(t *testing.T, path, name string) { testPeerHoldsBatonWaits(t, p, kazooName, path, name) })
+	})
+	t.Run("BatonHolds", func(t *testing.T) {
+		eachSpelling(t, func(t *testing.T, path, name string) { testBatonHoldsPeerWaits(t, p, path, name) })
+	})
+	t.Run("Mixed", func(t *testing.T) {
+		eachSpelling(t, func(t *testing.T, path, name string) { testMixed(t, []peer{p}, false, 15, path, name) })
+	})
 }

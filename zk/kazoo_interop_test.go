@@ -50,12 +50,19 @@ func startKazoo(t *testing.T, ctx context.Context, p peer, recipe, path string, 
 
 func TestInteropKazooRecipes(t *testing.T) {
 	p := kazooRecipes(t)
-	t.Run("WriteLock", func(t *testing.T) { testKazooWriteLock(t, p) })
-	t.Run("ReadLock", func(t *testing.T) { testKazooReadLock(t, p) })
+	// The recipes kazoo shares with baton run with every spelling of the
+	// name baton may be given (kazoo's is the absolute path).
+	spelled := func(f func(t *testing.T, p peer, path, name string)) func(t *testing.T) {
+		return func(t *testing.T) {
+			eachSpelling(t, func(t *testing.T, path, name string) { f(t, p, path, name) })
+		}
+	}
+	t.Run("WriteLock", spelled(testKazooWriteLock))
+	t.Run("ReadLock", spelled(testKazooReadLock))
 	t.Run("WriterBehindReader", func(t *testing.T) { testKazooWriterBehindReader(t, p) })
 	t.Run("Identity", func(t *testing.T) { testKazooReadsIdentity(t, p) })
-	t.Run("Barrier", func(t *testing.T) { testKazooBarrier(t, p) })
-	t.Run("DoubleBarrier", func(t *testing.T) { testKazooDoubleBarrier(t, p) })
+	t.Run("Barrier", spelled(testKazooBarrier))
+	t.Run("DoubleBarrier", spelled(testKazooDoubleBarrier))
 	t.Run("SemaphoreRefused", func(t *testing.T) { testKazooSemaphore(t, p) })
 	t.Run("ElectionRefused", func(t *testing.T) { testKazooElection(t, p) })
 	t.Run("QueuesFlagged", func(t *testing.T) { testKazooQueues(t, p) })
@@ -81,20 +88,19 @@ func hasWarning(r layout.Report, w string) bool {
 }
 
 // testKazooBarrier: kazoo's Barrier is the name's own node, as ours is.
-func testKazooBarrier(t *testing.T, p peer) {
+func testKazooBarrier(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	s := openT(t, 10*time.Second)
 	k := startKazoo(t, ctx, p, "barrier", path, 1)
 	k.expect(t, ctx, "create", "ok")
-	b := baton.NewBarrier(s, path)
+	b := baton.NewBarrier(s, name)
 	wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	err := b.Wait(wctx)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Wait on kazoo's set barrier: %v", err)
 	}
-	if r := statusOf(t, ctx, s, path); !r.BarrierSet {
+	if r := statusOf(t, ctx, s, name); !r.BarrierSet {
 		t.Fatalf("status of kazoo's barrier: %+v", r)
 	}
 	k.expect(t, ctx, "remove", "ok")
@@ -115,21 +121,20 @@ func testKazooBarrier(t *testing.T, p peer) {
 
 // testKazooDoubleBarrier: kazoo's participants and ours count together,
 // and the last one in opens it for all.
-func testKazooDoubleBarrier(t *testing.T, p peer) {
+func testKazooDoubleBarrier(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	s := openT(t, 10*time.Second)
 	k := startKazoo(t, ctx, p, "double", path, 2)
 	k.send(t, "enter")
-	waitKids(t, ctx, s, path, 1)
-	d := baton.NewDoubleBarrier(s, path, 2)
+	waitKids(t, ctx, s, name, 1)
+	d := baton.NewDoubleBarrier(s, name, 2)
 	if err := d.Enter(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if l := k.line(t, ctx); l != "entered" {
 		t.Fatalf("kazoo's enter: %q", l)
 	}
-	if r := statusOf(t, ctx, s, path); r.Participants != 2 || !r.Open {
+	if r := statusOf(t, ctx, s, name); r.Participants != 2 || !r.Open {
 		t.Fatalf("status of the double barrier: %+v", r)
 	}
 	k.send(t, "leave")
@@ -263,14 +268,13 @@ func testKazooReadsIdentity(t *testing.T, p peer) {
 
 // testKazooWriteLock: kazoo's WriteLock names its node "__lock__" (as its
 // Lock does); baton's readers and writers must treat it as a writer.
-func testKazooWriteLock(t *testing.T, p peer) {
+func testKazooWriteLock(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	s := openT(t, 10*time.Second)
 	k := startKazoo(t, ctx, p, "writelock", path, 1)
 	k.expect(t, ctx, "acquire", "ok")
 
-	m := baton.NewRWMutex(s, path)
+	m := baton.NewRWMutex(s, name)
 	if _, err := m.TryRLock(ctx); !errors.Is(err, baton.ErrLocked) {
 		t.Fatalf("TryRLock under kazoo's writer: %v", err)
 	}
@@ -288,8 +292,8 @@ func testKazooWriteLock(t *testing.T, p peer) {
 	}()
 	// The reader queues first: a writer ahead of it would make it wait
 	// for our own writer, which this test releases only after the read.
-	waitKids(t, ctx, s, path, 2)
-	w := baton.NewRWMutex(s, path)
+	waitKids(t, ctx, s, name, 2)
+	w := baton.NewRWMutex(s, name)
 	go func() {
 		_, err := w.Lock(ctx)
 		if err == nil && !released.Load() {
@@ -297,7 +301,7 @@ func testKazooWriteLock(t *testing.T, p peer) {
 		}
 		wgot <- err
 	}()
-	waitKids(t, ctx, s, path, 3)
+	waitKids(t, ctx, s, name, 3)
 	released.Store(true)
 	k.expect(t, ctx, "release", "ok")
 	if err := <-rgot; err != nil {
@@ -312,7 +316,7 @@ func testKazooWriteLock(t *testing.T, p peer) {
 
 	// Our writer excludes kazoo's writer until we release.
 	k.expect(t, ctx, "try", "no")
-	k.queueBehind(t, ctx, s, path, "acquire")
+	k.queueBehind(t, ctx, s, name, "acquire")
 	k.handedOver(t, ctx, w.Unlock, "release")
 }
 
@@ -338,17 +342,16 @@ func testKazooWriterBehindReader(t *testing.T, p peer) {
 
 // testKazooReadLock: kazoo's readers share with ours and wait for our
 // writer; ours wait for nothing but writers.
-func testKazooReadLock(t *testing.T, p peer) {
+func testKazooReadLock(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	s := openT(t, 10*time.Second)
 	k := startKazoo(t, ctx, p, "readlock", path, 1)
 	k.expect(t, ctx, "acquire", "ok")
-	m := baton.NewRWMutex(s, path)
+	m := baton.NewRWMutex(s, name)
 	if _, err := m.TryRLock(ctx); err != nil {
 		t.Fatalf("TryRLock beside kazoo's reader: %v", err)
 	}
-	if _, err := baton.NewRWMutex(s, path).TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+	if _, err := baton.NewRWMutex(s, name).TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
 		t.Fatalf("TryLock under two readers: %v", err)
 	}
 	k.expect(t, ctx, "release", "ok")
@@ -360,6 +363,6 @@ func testKazooReadLock(t *testing.T, p peer) {
 		t.Fatal(err)
 	}
 	k.expect(t, ctx, "try", "no")
-	k.queueBehind(t, ctx, s, path, "acquire")
+	k.queueBehind(t, ctx, s, name, "acquire")
 	k.handedOver(t, ctx, m.Unlock, "release")
 }

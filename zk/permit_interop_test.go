@@ -47,8 +47,14 @@ func nodeOf(id string) string { name, _, _ := strings.Cut(id, "@"); return name 
 
 func TestInteropPermit(t *testing.T) {
 	p := permitPeer(t)
-	t.Run("HandOff", func(t *testing.T) { testInteropPermitHandOff(t, p) })
-	t.Run("Mixed", func(t *testing.T) { testInteropPermitMixed(t, p) })
+	// Every spelling of the name baton may be given (Curator's is the
+	// absolute path).
+	t.Run("HandOff", func(t *testing.T) {
+		eachSpelling(t, func(t *testing.T, path, name string) { testInteropPermitHandOff(t, p, path, name) })
+	})
+	t.Run("Mixed", func(t *testing.T) {
+		eachSpelling(t, func(t *testing.T, path, name string) { testInteropPermitMixed(t, p, path, name) })
+	})
 }
 
 // testInteropPermitHandOff: two permits shared by a baton holder and a
@@ -58,13 +64,12 @@ func TestInteropPermit(t *testing.T) {
 // permit (no sooner than the time to live another process extended it
 // to); a baton acquirer waiting is handed what Curator returns; a Curator
 // lease released by id from baton frees its permit.
-func testInteropPermitHandOff(t *testing.T, p peer) {
+func testInteropPermitHandOff(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	as := openT(t, 0)
-	holder := baton.NewPermitSemaphore(openT(t, 0), path, 2)
-	admin := baton.NewPermitSemaphore(as, path, 2)
-	leases := baton.Join(path, "leases")
+	holder := baton.NewPermitSemaphore(openT(t, 0), name, 2)
+	admin := baton.NewPermitSemaphore(as, name, 2)
+	leases := baton.Join(name, "leases")
 
 	pa, err := holder.Acquire(ctx, time.Minute)
 	if err != nil {
@@ -186,14 +191,13 @@ const permitTTL = 600 * time.Millisecond
 // on a session of its own, contend for 3 permits on one name, holding each
 // for 1-10 ms: never more than 3 inside at once, and Curator's and baton's
 // holders inside together.
-func testInteropPermitMixed(t *testing.T, p peer) {
+func testInteropPermitMixed(t *testing.T, p peer, path, name string) {
 	const (
 		n       = 3
 		cycles  = 12
 		javaThr = 2
 	)
 	ctx := interopCtx(t)
-	path := testPath(t)
 	logPath := filepath.Join(t.TempDir(), "sections.log")
 	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -207,7 +211,7 @@ func testInteropPermitMixed(t *testing.T, p peer) {
 	}
 	var sems []*baton.PermitSemaphore
 	for range 2 {
-		sems = append(sems, baton.NewPermitSemaphore(openT(t, 0), path, n))
+		sems = append(sems, baton.NewPermitSemaphore(openT(t, 0), name, n))
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)

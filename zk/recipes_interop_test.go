@@ -143,28 +143,34 @@ var (
 
 func TestInteropRecipes(t *testing.T) {
 	p := recipesPeer(t)
-	t.Run("RWMutex", func(t *testing.T) { testInteropRWMutex(t, p) })
-	t.Run("Semaphore", func(t *testing.T) { testInteropSemaphore(t, p) })
-	t.Run("LeaderLatch", func(t *testing.T) { testInteropLatch(t, p) })
-	t.Run("Barrier", func(t *testing.T) { testInteropBarrier(t, p) })
-	t.Run("DoubleBarrier", func(t *testing.T) { testInteropDoubleBarrier(t, p) })
-	t.Run("Queue", func(t *testing.T) { testInteropQueue(t, p) })
+	// The recipes the peer shares with baton run with every spelling of
+	// the name baton may be given (the peer's is the absolute path).
+	spelled := func(f func(t *testing.T, p peer, path, name string)) func(t *testing.T) {
+		return func(t *testing.T) {
+			eachSpelling(t, func(t *testing.T, path, name string) { f(t, p, path, name) })
+		}
+	}
+	t.Run("RWMutex", spelled(testInteropRWMutex))
+	t.Run("Semaphore", spelled(testInteropSemaphore))
+	t.Run("LeaderLatch", spelled(testInteropLatch))
+	t.Run("Barrier", spelled(testInteropBarrier))
+	t.Run("DoubleBarrier", spelled(testInteropDoubleBarrier))
+	t.Run("Queue", spelled(testInteropQueue))
 	t.Run("CuratorQueueFlagged", func(t *testing.T) { testInteropCuratorQueue(t, p) })
 }
 
-func testInteropRWMutex(t *testing.T, p peer) {
+func testInteropRWMutex(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	s := openT(t, 0)
 	j := startJava(t, ctx, p, "rwmutex", path, 1)
 
 	// Curator's writer excludes our reader until it releases.
 	j.expect(t, ctx, "wlock", "ok")
-	kids := kidsOf(t, ctx, s, path)
+	kids := kidsOf(t, ctx, s, name)
 	if len(kids) != 1 || kids[0].Kind != baton.KindWrite || !curatorWrite.MatchString(kids[0].Name) {
 		t.Fatalf("Curator's writer parsed as %+v", kids)
 	}
-	m := baton.NewRWMutex(s, path)
+	m := baton.NewRWMutex(s, name)
 	if _, err := m.TryRLock(ctx); !errors.Is(err, baton.ErrLocked) {
 		t.Fatalf("TryRLock under Curator's writer: %v", err)
 	}
@@ -177,7 +183,7 @@ func testInteropRWMutex(t *testing.T, p peer) {
 		}
 		got <- err
 	}()
-	kids = waitKids(t, ctx, s, path, 2)
+	kids = waitKids(t, ctx, s, name, 2)
 	if !curatorRead.MatchString(kids[1].Name) {
 		t.Fatalf("our reader %q is not in Curator's layout", kids[1].Name)
 	}
@@ -199,22 +205,21 @@ func testInteropRWMutex(t *testing.T, p peer) {
 	if _, err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := kidsOf(t, ctx, s, path); !curatorWrite.MatchString(n[0].Name) {
+	if n := kidsOf(t, ctx, s, name); !curatorWrite.MatchString(n[0].Name) {
 		t.Fatalf("our writer %q is not in Curator's layout", n[0].Name)
 	}
-	j.queueBehind(t, ctx, s, path, "rlock")
+	j.queueBehind(t, ctx, s, name, "rlock")
 	j.handedOver(t, ctx, m.Unlock, "runlock")
 }
 
-func testInteropSemaphore(t *testing.T, p peer) {
+func testInteropSemaphore(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	s := openT(t, 0)
 	j := startJava(t, ctx, p, "semaphore", path, 1)
-	sem := baton.NewSemaphore(s, path, 1)
+	sem := baton.NewSemaphore(s, name, 1)
 
 	j.expect(t, ctx, "acquire", "ok")
-	leases := kidsOf(t, ctx, s, baton.Join(path, "leases"))
+	leases := kidsOf(t, ctx, s, baton.Join(name, "leases"))
 	if len(leases) != 1 || leases[0].Kind != baton.KindLease || !curatorLease.MatchString(leases[0].Name) {
 		t.Fatalf("Curator's lease parsed as %+v", leases)
 	}
@@ -230,7 +235,7 @@ func testInteropSemaphore(t *testing.T, p peer) {
 		}
 		got <- l
 	}()
-	waitKids(t, ctx, s, baton.Join(path, "leases"), 2)
+	waitKids(t, ctx, s, baton.Join(name, "leases"), 2)
 	released.Store(true)
 	j.expect(t, ctx, "release", "ok")
 	l := <-got
@@ -245,11 +250,10 @@ func testInteropSemaphore(t *testing.T, p peer) {
 	j.expect(t, ctx, "release", "ok")
 }
 
-func testInteropLatch(t *testing.T, p peer) {
+func testInteropLatch(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	s := openT(t, 0)
-	e := baton.NewElection(s, path)
+	e := baton.NewElection(s, name)
 
 	j := startJava(t, ctx, p, "latch", path, 1)
 	j.expect(t, ctx, "start", "ok")
@@ -260,7 +264,7 @@ func testInteropLatch(t *testing.T, p peer) {
 	}
 	won := make(chan error, 1)
 	go func() { won <- e.Campaign(ctx, []byte("go")) }()
-	waitKids(t, ctx, s, path, 2)
+	waitKids(t, ctx, s, name, 2)
 	j.expect(t, ctx, "has", "yes")
 	j.expect(t, ctx, "close", "ok")
 	if err := <-won; err != nil {
@@ -270,7 +274,7 @@ func testInteropLatch(t *testing.T, p peer) {
 	// A new Curator latch waits behind us.
 	j2 := startJava(t, ctx, p, "latch", path, 1)
 	j2.expect(t, ctx, "start", "ok")
-	waitKids(t, ctx, s, path, 2)
+	waitKids(t, ctx, s, name, 2)
 	j2.expect(t, ctx, "has", "no")
 	if err := e.Resign(ctx); err != nil {
 		t.Fatal(err)
@@ -279,11 +283,11 @@ func testInteropLatch(t *testing.T, p peer) {
 	j2.expect(t, ctx, "close", "ok")
 }
 
-func testInteropBarrier(t *testing.T, p peer) {
+func testInteropBarrier(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t) + "/barrier"
+	path, name = path+"/barrier", name+"/barrier"
 	s := openT(t, 0)
-	b := baton.NewBarrier(s, path)
+	b := baton.NewBarrier(s, name)
 	j := startJava(t, ctx, p, "barrier", path, 1)
 
 	j.expect(t, ctx, "set", "ok")
@@ -308,9 +312,8 @@ func testInteropBarrier(t *testing.T, p peer) {
 	j.expect(t, ctx, "try", "yes")
 }
 
-func testInteropDoubleBarrier(t *testing.T, p peer) {
+func testInteropDoubleBarrier(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	const n = 3
 	j := startJava(t, ctx, p, "double", path, n)
 	j.send(t, "enter")
@@ -318,7 +321,7 @@ func testInteropDoubleBarrier(t *testing.T, p peer) {
 	for range n - 1 {
 		s := openT(t, 0)
 		go func() {
-			d := baton.NewDoubleBarrier(s, path, n)
+			d := baton.NewDoubleBarrier(s, name, n)
 			err := d.Enter(ctx)
 			if err == nil {
 				err = d.Leave(ctx)
@@ -346,11 +349,10 @@ func testInteropDoubleBarrier(t *testing.T, p peer) {
 	}
 }
 
-func testInteropQueue(t *testing.T, p peer) {
+func testInteropQueue(t *testing.T, p peer, path, name string) {
 	ctx := interopCtx(t)
-	path := testPath(t)
 	s := openT(t, 0)
-	q := baton.NewQueue(s, path)
+	q := baton.NewQueue(s, name)
 	j := startJava(t, ctx, p, "queue", path, 1)
 
 	// ZooKeeper's DistributedQueue does not create its directory: our Put
@@ -361,7 +363,7 @@ func testInteropQueue(t *testing.T, p peer) {
 	for _, v := range []string{"b", "c"} {
 		j.expect(t, ctx, "put "+v, "ok")
 	}
-	for _, k := range kidsOf(t, ctx, s, path) {
+	for _, k := range kidsOf(t, ctx, s, name) {
 		if k.Kind != baton.KindQueue || !zkQueueItem.MatchString(k.Name) {
 			t.Fatalf("ZooKeeper's queue item parsed as %+v", k)
 		}
@@ -379,7 +381,7 @@ func testInteropQueue(t *testing.T, p peer) {
 			t.Fatal(err)
 		}
 	}
-	for _, k := range kidsOf(t, ctx, s, path) {
+	for _, k := range kidsOf(t, ctx, s, name) {
 		// Our Takes claimed their items in the claims directory (as
 		// ReliableQueue does), which ZooKeeper's consumer skips (it
 		// warns of a child with an improper name), as the takes below

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,7 +22,22 @@ import (
 
 var seq atomic.Int64
 
-func key(t *testing.T) string { return fmt.Sprintf("interop:%s:%d", t.Name(), seq.Add(1)) }
+// spellings are a lock name as users write it, given to baton and redsync
+// alike: bare, with a leading "/", and nested. Each is its key, as
+// written (baton.CleanName's rule).
+func spellings(t *testing.T) []string {
+	k := fmt.Sprintf("interop:%s:%d", t.Name(), seq.Add(1))
+	return []string{k, "/" + k + ":abs", k + ":nested/a/b"}
+}
+
+// otherSpelling is name with its leading "/" added or taken off: another
+// key.
+func otherSpelling(name string) string {
+	if s, ok := strings.CutPrefix(name, "/"); ok {
+		return s
+	}
+	return "/" + name
+}
 
 func rsPools(t *testing.T, srvs []*redistest.Server) []rsredis.Pool {
 	var pools []rsredis.Pool
@@ -129,72 +145,99 @@ func exclusion(t *testing.T, ctx context.Context, lockers []locker, cycles int) 
 	}
 }
 
+// baton's Mutex and redsync given the same name contend on one key, for
+// every spelling of it; the other spelling is another key, which either
+// takes while the first is held.
 func TestMutexAndRedsyncExcludeEachOther(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	k := key(t)
-	rs := redsync.New(rsPools(t, []*redistest.Server{srv})...)
-	rm := rs.NewMutex(k, redsync.WithExpiry(2*time.Second), redsync.WithTries(1))
-	bm := redis.NewMutex(dial(t, srv), k, redis.WithTTL(time.Second))
+	for _, k := range spellings(t) {
+		t.Run(strings.ReplaceAll(k, "/", "_"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			rs := redsync.New(rsPools(t, []*redistest.Server{srv})...)
+			rm := rs.NewMutex(k, redsync.WithExpiry(2*time.Second), redsync.WithTries(1))
+			bm := redis.NewMutex(dial(t, srv), k, redis.WithTTL(time.Second))
+			other := otherSpelling(k)
 
-	if _, err := bm.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := rm.LockContext(ctx); err == nil {
-		t.Fatal("redsync locked a key baton holds")
-	}
-	if err := bm.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := rm.LockContext(ctx); err != nil {
-		t.Fatalf("redsync on a free key: %v", err)
-	}
-	if _, err := bm.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
-		t.Fatalf("baton TryLock on a key redsync holds: %v", err)
-	}
-	// A baton waiter wakes when redsync's key is gone (redsync publishes
-	// nothing: the waiter's fallback is the key's ttl and its refresh).
-	got := make(chan error, 1)
-	go func() { _, err := bm.Lock(ctx); got <- err }()
-	if ok, err := rm.UnlockContext(ctx); !ok || err != nil {
-		t.Fatalf("redsync unlock: %v %v", ok, err)
-	}
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
-	_ = bm.Unlock(ctx)
+			if _, err := bm.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := rm.LockContext(ctx); err == nil {
+				t.Fatal("redsync locked a key baton holds")
+			}
+			ro := rs.NewMutex(other, redsync.WithExpiry(2*time.Second), redsync.WithTries(1))
+			if err := ro.LockContext(ctx); err != nil {
+				t.Fatalf("redsync on %q while baton holds %q: %v (another key)", other, k, err)
+			}
+			if ok, err := ro.UnlockContext(ctx); !ok || err != nil {
+				t.Fatalf("redsync unlock %q: %v %v", other, ok, err)
+			}
+			if err := bm.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := rm.LockContext(ctx); err != nil {
+				t.Fatalf("redsync on a free key: %v", err)
+			}
+			if _, err := bm.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+				t.Fatalf("baton TryLock on a key redsync holds: %v", err)
+			}
+			bo := redis.NewMutex(dial(t, srv), other, redis.WithTTL(time.Second))
+			if _, err := bo.TryLock(ctx); err != nil {
+				t.Fatalf("baton TryLock on %q while redsync holds %q: %v (another key)", other, k, err)
+			}
+			if err := bo.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// A baton waiter wakes when redsync's key is gone (redsync
+			// publishes nothing: the waiter's fallback is the key's ttl
+			// and its refresh).
+			got := make(chan error, 1)
+			go func() { _, err := bm.Lock(ctx); got <- err }()
+			if ok, err := rm.UnlockContext(ctx); !ok || err != nil {
+				t.Fatalf("redsync unlock: %v %v", ok, err)
+			}
+			if err := <-got; err != nil {
+				t.Fatal(err)
+			}
+			_ = bm.Unlock(ctx)
 
-	var lockers []locker
-	for range 4 {
-		lockers = append(lockers, batonLocker{redis.NewMutex(dial(t, srv), k, redis.WithTTL(2*time.Second))})
-		rsm := redsync.New(rsPools(t, []*redistest.Server{srv})...).NewMutex(k,
-			redsync.WithExpiry(2*time.Second), redsync.WithRetryDelay(time.Millisecond))
-		lockers = append(lockers, rsLocker{rsm})
+			var lockers []locker
+			for range 3 {
+				lockers = append(lockers, batonLocker{redis.NewMutex(dial(t, srv), k, redis.WithTTL(2*time.Second))})
+				rsm := redsync.New(rsPools(t, []*redistest.Server{srv})...).NewMutex(k,
+					redsync.WithExpiry(2*time.Second), redsync.WithRetryDelay(time.Millisecond))
+				lockers = append(lockers, rsLocker{rsm})
+			}
+			exclusion(t, ctx, lockers, 6)
+		})
 	}
-	exclusion(t, ctx, lockers, 10)
 }
 
+// baton's Redlock and redsync on the same masters and name exclude each
+// other, for every spelling of the name.
 func TestRedlockAndRedsyncExcludeEachOther(t *testing.T) {
 	srvs := redistest.StartN(t, 5, redistest.Config{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	k := key(t)
 	var urls []string
 	for _, s := range srvs {
 		urls = append(urls, s.URL())
 	}
-	var lockers []locker
-	for range 3 {
-		q, err := redis.DialRedlock(ctx, urls)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = q.Close() })
-		lockers = append(lockers, batonLocker{redis.NewRedlock(q, k, redis.WithTTL(time.Second))})
-		rsm := redsync.New(rsPools(t, srvs)...).NewMutex(k,
-			redsync.WithExpiry(time.Second), redsync.WithRetryDelay(time.Millisecond))
-		lockers = append(lockers, rsLocker{rsm})
+	for _, k := range spellings(t) {
+		t.Run(strings.ReplaceAll(k, "/", "_"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var lockers []locker
+			for range 2 {
+				q, err := redis.DialRedlock(ctx, urls)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = q.Close() })
+				lockers = append(lockers, batonLocker{redis.NewRedlock(q, k, redis.WithTTL(time.Second))})
+				rsm := redsync.New(rsPools(t, srvs)...).NewMutex(k,
+					redsync.WithExpiry(time.Second), redsync.WithRetryDelay(time.Millisecond))
+				lockers = append(lockers, rsLocker{rsm})
+			}
+			exclusion(t, ctx, lockers, 6)
+		})
 	}
-	exclusion(t, ctx, lockers, 8)
 }

@@ -56,14 +56,43 @@ func kindCount(t *testing.T, s *baton.Session, name, kind string) int {
 	return n
 }
 
+// spellings are a name as users write it, each given to baton and to the
+// peer alike: bare (as etcd's docs write `etcdctl lock mutex1`), with a
+// leading "/", and nested. etcd keys each as written (baton.CleanName).
+func spellings(what string) []string {
+	base := fmt.Sprintf("interop-%s-%d", what, time.Now().UnixNano())
+	return []string{base, "/" + base + "-abs", base + "-nested/a/b"}
+}
+
+// subName names a subtest after a spelling.
+func subName(name string) string { return strings.ReplaceAll(name, "/", "_") }
+
+// otherSpelling is name with its leading "/" added or taken off: on etcd
+// another lock.
+func otherSpelling(name string) string {
+	if s, ok := strings.CutPrefix(name, "/"); ok {
+		return s
+	}
+	return "/" + name
+}
+
 // etcdctl lock waits behind a baton holder, and baton waits behind an
 // etcdctl holder: both see each other's key NAME/<lease hex> as a
-// contender.
+// contender, for every spelling of NAME; the other spelling is another
+// lock, free while NAME is held.
 func TestInteropEtcdctlLockHandOff(t *testing.T) {
-	ctx := testCtx(t)
-	name := fmt.Sprintf("/interop/handoff-%d", time.Now().UnixNano())
 	s := openT(t, server(t).Endpoints())
+	for _, name := range spellings("handoff") {
+		t.Run(subName(name), func(t *testing.T) { etcdctlLockHandOff(t, s, name) })
+	}
+}
+
+func etcdctlLockHandOff(t *testing.T, s *baton.Session, name string) {
+	ctx := testCtx(t)
 	m := baton.NewMutex(s, name)
+	if m.Name() != name {
+		t.Fatalf("Name() = %q, want %q as written", m.Name(), name)
+	}
 	if _, err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -94,9 +123,17 @@ func TestInteropEtcdctlLockHandOff(t *testing.T) {
 		t.Fatal("etcdctl never got the lock after baton's Unlock")
 	}
 
-	// Now etcdctl holds: TryLock is refused and Lock waits for it.
+	// Now etcdctl holds: TryLock is refused and Lock waits for it. The
+	// other spelling is free.
 	if _, err := m.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
 		t.Fatalf("TryLock while etcdctl holds: %v, want ErrLocked", err)
+	}
+	o := baton.NewMutex(s, otherSpelling(name))
+	if _, err := o.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock on %q while etcdctl holds %q: %v, want another lock", o.Name(), name, err)
+	}
+	if err := o.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 	got := make(chan error, 1)
 	go func() { _, err := m.Lock(ctx); got <- err }()
@@ -130,13 +167,19 @@ func TestInteropEtcdctlLockHandOff(t *testing.T) {
 	}
 }
 
-// etcdctl lock and baton Mutex contend on one NAME; every critical section
-// appends a start and an end record to one file, and no two overlap.
+// etcdctl lock and baton Mutex contend on one NAME, in every spelling;
+// every critical section appends a start and an end record to one file,
+// and no two overlap.
 func TestInteropEtcdctlLockNoOverlap(t *testing.T) {
+	for _, name := range spellings("overlap") {
+		t.Run(subName(name), func(t *testing.T) { etcdctlLockNoOverlap(t, name) })
+	}
+}
+
+func etcdctlLockNoOverlap(t *testing.T, name string) {
 	ctx := testCtx(t)
-	name := fmt.Sprintf("/interop/overlap-%d", time.Now().UnixNano())
 	log := filepath.Join(t.TempDir(), "log")
-	const ctlRuns, batonClients, batonCycles = 6, 2, 10
+	const ctlRuns, batonClients, batonCycles = 4, 2, 6
 	appendLine := func(line string) error {
 		f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
@@ -243,13 +286,18 @@ func checkNoOverlap(t *testing.T, r io.Reader) (spans, ctl int) {
 	return spans, ctl
 }
 
-// etcdctl elect and baton Election share one NAME: baton sees etcdctl's
-// candidate as the leader with its proposal, waits behind it, and leads
-// once etcdctl resigns.
+// etcdctl elect and baton Election share one NAME, in every spelling:
+// baton sees etcdctl's candidate as the leader with its proposal, waits
+// behind it, and leads once etcdctl resigns.
 func TestInteropEtcdctlElect(t *testing.T) {
-	ctx := testCtx(t)
-	name := fmt.Sprintf("/interop/elect-%d", time.Now().UnixNano())
 	s := openT(t, server(t).Endpoints())
+	for _, name := range spellings("elect") {
+		t.Run(subName(name), func(t *testing.T) { etcdctlElect(t, s, name) })
+	}
+}
+
+func etcdctlElect(t *testing.T, s *baton.Session, name string) {
+	ctx := testCtx(t)
 	cmd := ctlCmd(t, ctx, "elect", name, "ctl-proposal")
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
@@ -263,6 +311,9 @@ func TestInteropEtcdctlElect(t *testing.T) {
 	v, _, err := e.Leader(ctx)
 	if err != nil || string(v) != "ctl-proposal" {
 		t.Fatalf("Leader: %q, %v; want etcdctl's proposal", v, err)
+	}
+	if v, _, err := baton.NewElection(s, otherSpelling(name)).Leader(ctx); !errors.Is(err, baton.ErrNoLeader) {
+		t.Fatalf("Leader of %q while etcdctl leads %q: %q, %v; want ErrNoLeader (another election)", otherSpelling(name), name, v, err)
 	}
 	won := make(chan error, 1)
 	go func() { won <- e.Campaign(ctx, []byte("baton")) }()
@@ -288,6 +339,35 @@ func TestInteropEtcdctlElect(t *testing.T) {
 	}
 	if v, _, err := e.Leader(ctx); err != nil || string(v) != "baton" {
 		t.Fatalf("Leader after etcdctl resigned: %q, %v", v, err)
+	}
+	// `etcdctl elect -l` (observe) sees baton's leader and its value.
+	obs := ctlCmd(t, ctx, "elect", "-l", name)
+	out, err := obs.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = obs.Process.Kill(); _ = obs.Wait() })
+	seen := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "baton" {
+				seen <- true
+				return
+			}
+		}
+		seen <- false
+	}()
+	select {
+	case ok := <-seen:
+		if !ok {
+			t.Fatal("etcdctl elect -l ended without showing baton's value")
+		}
+	case <-ctx.Done():
+		t.Fatal("etcdctl elect -l never showed baton's value")
 	}
 	if err := e.Resign(ctx); err != nil {
 		t.Fatal(err)

@@ -50,13 +50,20 @@ func pqLeft(t *testing.T, cli *clientv3.Client, name string) []string {
 // one queue: the items either puts are in etcd's layout
 // (NAME/<priority %05d>/<seq %016d>, the seq counting on across both), and
 // taking in turns from either side delivers them all once, lowest
-// priority first and in the order put among equals.
+// priority first and in the order put among equals; in every spelling of
+// the name.
 func TestInteropRecipesPriorityQueueOrder(t *testing.T) {
-	ctx := testCtx(t)
-	name := pqName("order")
 	cli := rawClient(t, server(t).Endpoints())
+	s := openT(t, server(t).Endpoints())
+	for _, name := range spellings("pq-order") {
+		t.Run(subName(name), func(t *testing.T) { pqOrder(t, cli, s, name) })
+	}
+}
+
+func pqOrder(t *testing.T, cli *clientv3.Client, s *baton.Session, name string) {
+	ctx := testCtx(t)
 	eq := recipe.NewPriorityQueue(cli, name)
-	bq := baton.NewPriorityQueue(openT(t, server(t).Endpoints()), name)
+	bq := baton.NewPriorityQueue(s, name)
 	puts := []struct {
 		by   string
 		v    string
@@ -130,6 +137,10 @@ func TestInteropRecipesPriorityQueueOrder(t *testing.T) {
 	if left := pqLeft(t, cli, name); len(left) != 0 {
 		t.Fatalf("keys left: %v", left)
 	}
+	// The other spelling is another queue: empty.
+	if n, err := baton.NewPriorityQueue(s, otherSpelling(name)).Len(ctx); err != nil || n != 0 {
+		t.Fatalf("Len of %q: %d, %v; want an empty queue of its own", otherSpelling(name), n, err)
+	}
 }
 
 // Both directions at once: baton and etcd producers put, baton consumers
@@ -137,12 +148,17 @@ func TestInteropRecipesPriorityQueueOrder(t *testing.T) {
 // all concurrently; every item is delivered exactly once. etcd's Dequeue
 // does not know baton's claims, so it may take an item a baton consumer
 // has claimed: that consumer's Ack then fails (ErrRevoked) and it claims
-// another, and Take does so by itself.
+// another, and Take does so by itself. In every spelling of the name.
 func TestInteropRecipesPriorityQueueConcurrent(t *testing.T) {
+	for _, name := range spellings("pq-concurrent") {
+		t.Run(subName(name), func(t *testing.T) { pqConcurrent(t, name) })
+	}
+}
+
+func pqConcurrent(t *testing.T, name string) {
 	ctx := testCtx(t)
-	name := pqName("concurrent")
 	eps := server(t).Endpoints()
-	const per = 40 // items per producer
+	const per = 20 // items per producer
 	const producers = 3
 	const total = producers * per
 	// Every consumer call takes one ticket and must get one item: etcd's
