@@ -42,3 +42,40 @@ func TestConformance(t *testing.T) {
 func TestConn(t *testing.T) {
 	batontest.RunConn(t, harness(memory.New()))
 }
+
+// A barrier and a counter may be named by one element, bare ("deploy") or
+// with its "/": a key at the top of the store, as on etcd. The two
+// spellings are two nodes (baton.CleanName).
+func TestTopLevelNames(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := memory.New().Open(ctx, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	for _, name := range []string{"deploy", "/deploy"} {
+		b := baton.NewBarrier(s, name)
+		if err := b.Set(ctx); err != nil {
+			t.Fatalf("Set %q: %v", name, err)
+		}
+		if _, _, err := s.Conn().Get(ctx, name); err != nil {
+			t.Fatalf("Get %q once set: %v", name, err)
+		}
+		if err := b.Remove(ctx); err != nil {
+			t.Fatalf("Remove %q: %v", name, err)
+		}
+	}
+	if err := baton.NewBarrier(s, "deploy").Set(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Conn().Get(ctx, "/deploy"); err == nil {
+		t.Fatal(`"/deploy" is there after setting "deploy": one node for two names`)
+	}
+	if _, n, err := baton.NewAtomicLong(s, "hits").Add(ctx, 2); err != nil || n != 2 {
+		t.Fatalf("AtomicLong hits: %d, %v", n, err)
+	}
+	if n, err := baton.NewAtomicLong(s, "/hits").Get(ctx); err != nil || n != 0 {
+		t.Fatalf("AtomicLong /hits: %d, %v; want 0 (another counter)", n, err)
+	}
+}
