@@ -190,7 +190,7 @@ func TestHoldWithoutCmdLost(t *testing.T) {
 	t.Parallel()
 	px := proxy.Start(t, sharedEtcd(t))
 	p := start(t, env("BATON_STORE=etcd://"+px.Addr()), "lock", "--ttl", "2s", "h")
-	p.waitOutput("BATON_LOCK=/h BATON_TOKEN=", 10*time.Second)
+	p.waitOutput("BATON_LOCK=h BATON_TOKEN=", 10*time.Second)
 	px.Blackhole()
 	if code := p.wait(20 * time.Second); code != exitLost {
 		t.Fatalf("exit %d, want 76; stderr %q", code, p.stderr.String())

@@ -26,7 +26,7 @@ func TestStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v: %q", err, out)
 	}
-	if rep.Name != "/st" || rep.Store != u || rep.Holders != 1 || rep.Waiters != 1 || len(rep.Entries) != 2 {
+	if rep.Name != "st" || rep.Store != u || rep.Holders != 1 || rep.Waiters != 1 || len(rep.Entries) != 2 {
 		t.Fatalf("report %+v", rep)
 	}
 	h, w := rep.Entries[0], rep.Entries[1]
@@ -38,7 +38,7 @@ func TestStatusJSON(t *testing.T) {
 		t.Fatalf("waiter exit %d", code)
 	}
 	out, _, _ = run(t, e, "status", "st")
-	if want := "/st on " + u + ": 0 holding, 0 waiting\n  (no nodes)\n"; out != want {
+	if want := "st on " + u + ": 0 holding, 0 waiting\n  (no nodes)\n"; out != want {
 		t.Fatalf("status %q, want %q", out, want)
 	}
 }
