@@ -85,7 +85,7 @@ func TestCreateListGetDelete(t *testing.T) {
 func TestInvalidNames(t *testing.T) {
 	ctx := ctxT(t)
 	c := openT(t, 0).Conn()
-	for _, p := range []string{"", "a", "/a/", "//a", "/a//b", "/a/../b", "/a/./b", "/a/\x01", "/a\u0085"} {
+	for _, p := range []string{"", "a/", "/a/", "//a", "/a//b", "a//b", "/a/../b", "a/./b", "/a/\x01", "/a\u0085"} {
 		if _, err := c.Children(ctx, p); !errors.Is(err, baton.ErrInvalidName) {
 			t.Errorf("Children(%q) = %v, want ErrInvalidName", p, err)
 		}
@@ -102,8 +102,50 @@ func TestInvalidNames(t *testing.T) {
 			t.Errorf("Create(kind %q) = %v, want ErrInvalidName", k, err)
 		}
 	}
-	if err := c.Delete(ctx, baton.Node{Path: "nope"}); !errors.Is(err, baton.ErrInvalidName) {
-		t.Errorf("Delete(nope) = %v", err)
+	if err := c.Delete(ctx, baton.Node{Path: "nope/"}); !errors.Is(err, baton.ErrInvalidName) {
+		t.Errorf("Delete(nope/) = %v", err)
+	}
+}
+
+// A path without its leading "/" is the absolute one (baton.CleanName:
+// ZooKeeper needs absolute paths): every method takes it, and every node
+// returned has the absolute path. "" is the top of the store for a plain
+// node only.
+func TestPathWithoutSlash(t *testing.T) {
+	ctx := ctxT(t)
+	a, b := openT(t, 0).Conn(), openT(t, 0).Conn()
+	abs := testPath(t)
+	rel := strings.TrimPrefix(abs, "/")
+	n, err := a.Create(ctx, rel+"/q", baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	if err != nil || !strings.HasPrefix(n.Path, abs+"/q/") {
+		t.Fatalf("Create in %q: %+v, %v; want a node under %s/q", rel+"/q", n, err, abs)
+	}
+	for _, dir := range []string{rel + "/q", abs + "/q"} {
+		if kids, err := b.Children(ctx, dir); err != nil || len(kids) != 1 || kids[0].Path != n.Path {
+			t.Fatalf("Children(%q) = %+v, %v; want %s", dir, kids, err, n.Path)
+		}
+	}
+	if _, g, err := b.Get(ctx, strings.TrimPrefix(n.Path, "/")); err != nil || g.Path != n.Path || g.Token != n.Token {
+		t.Fatalf("Get without the /: %+v, %v", g, err)
+	}
+	kids, err := b.Children(ctx, rel+"/q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := make(chan error, 1)
+	go func() { gone <- b.WaitChildren(ctx, rel+"/q", kids) }()
+	if err := a.Delete(ctx, baton.Node{Path: strings.TrimPrefix(n.Path, "/"), Token: n.Token}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-gone; err != nil {
+		t.Fatal(err)
+	}
+	top := strings.ReplaceAll(rel, "/", "-")
+	if n, err := a.Create(ctx, "", top, nil, baton.Ephemeral); err != nil || n.Path != "/"+top {
+		t.Fatalf("Create(%q, %q): %+v, %v; want /%s", "", top, n, err, top)
+	}
+	if _, err := a.Create(ctx, "", baton.KindLock, nil, baton.Ephemeral|baton.Sequential); !errors.Is(err, baton.ErrInvalidName) {
+		t.Fatalf("a sequential node at the top (dir \"\"): %v, want ErrInvalidName", err)
 	}
 }
 

@@ -31,7 +31,7 @@ const cleanupTimeout = 5 * time.Second
 // id: if the connection is lost before their reply, Create does not retry
 // and returns an error saying the outcome is unknown.
 func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
-	dir, err := userPath(dir)
+	dir, err := topDir(dir, f)
 	if err != nil {
 		return baton.Node{}, err
 	}

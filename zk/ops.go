@@ -147,7 +147,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			fixed = append(fixed, op.IfVersion)
 		case baton.OpCreate:
 			var err error
-			if op.Dir, err = userPath(op.Dir); err != nil {
+			if op.Dir, err = topDir(op.Dir, op.Flags); err != nil {
 				return err
 			}
 			name := op.Name

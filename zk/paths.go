@@ -89,11 +89,24 @@ var _ baton.AbsolutePaths = (*conn)(nil)
 // userPath is p as ZooKeeper names it, checked: every path a Conn method
 // takes goes through it. ZooKeeper's paths are absolute, so a path without
 // its leading "/" ("jobs/x", as a recipe name may be written) is the one
-// with it (baton.AbsolutePath, baton.CleanName's rule), and "" is the root.
-// Every Node the Conn returns has the absolute path.
+// with it (baton.AbsolutePath, baton.CleanName's rule). Every Node the
+// Conn returns has the absolute path. "" is no path (see topDir).
 func userPath(p string) (string, error) {
+	if p == "" {
+		return "", checkPath(p)
+	}
 	p = baton.AbsolutePath(p)
 	return p, checkPath(p)
+}
+
+// topDir is the parent of a node to create: "" is the top of the store
+// for a plain node (a Barrier named "deploy", as on etcd), the root; a
+// sequential node needs a real parent.
+func topDir(dir string, f baton.Flags) (string, error) {
+	if dir == "" && f&baton.Sequential == 0 {
+		return "/", nil
+	}
+	return userPath(dir)
 }
 
 // userNode is n with its Path as userPath makes it.
