@@ -77,7 +77,7 @@ func TestHolderWatchRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		// An admin's delete of every key of the lock: the holder's node.
-		if resp, err := admin.Delete(ctx, "/"+name+"/", clientv3.WithPrefix()); err != nil || resp.Deleted != 1 {
+		if resp, err := admin.Delete(ctx, name+"/", clientv3.WithPrefix()); err != nil || resp.Deleted != 1 {
 			t.Fatalf("delete the holder's node: %v (%d deleted)", err, resp.Deleted)
 		}
 		select {
