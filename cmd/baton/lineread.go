@@ -18,6 +18,11 @@ type lineReader struct {
 	src  *sessionSource
 	conn *onceConn
 	ttls bool // the holders' lease TTLs, shown on a terminal
+
+	// other is the name's other spelling where it is another lock
+	// (status_spelling.go), read once, by the first read of the wait.
+	other     *otherSpelling
+	otherRead bool
 }
 
 // statusReader reads a name's status: a statusSource without its wait.
@@ -56,7 +61,10 @@ func (r *lineReader) read(ctx context.Context) (statusReport, error) {
 			}
 		}
 	}
-	return statusReport{Store: r.src.s.URL.String(), Held: rep.Held(), Report: rep}, nil
+	if !r.otherRead {
+		r.other, r.otherRead = r.src.otherOf(ctx), true
+	}
+	return statusReport{Store: r.src.s.URL.String(), Held: rep.Held(), Report: rep, Other: r.other}, nil
 }
 
 // onceConn is a store's Conn that reads the data of each node it listed
