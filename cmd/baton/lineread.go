@@ -35,7 +35,7 @@ type statusReader interface {
 func lineReaderFor(s *store.Store, name string, sf *storeFlags, holderTTLs bool) statusReader {
 	if s.Session == nil {
 		// Redis keeps no watches: its status source only reads.
-		return &redisSource{u: s.URL, name: name, o: sf.options()}
+		return &redisSource{u: s.URL, name: name, o: sf.options(), once: true}
 	}
 	return &lineReader{
 		src:  &sessionSource{s: s, name: name, dial: sf.dial},

@@ -208,6 +208,11 @@ type redisSource struct {
 	name string
 	o    store.Options
 	last string
+	// once: the other spelling is read by the first read only (the wait
+	// display), and kept in other.
+	once      bool
+	other     *otherSpelling
+	otherRead bool
 }
 
 func (r *redisSource) read(ctx context.Context) (statusReport, error) {
@@ -221,7 +226,10 @@ func (r *redisSource) read(ctx context.Context) (statusReport, error) {
 	rep := describeRedis(r.name, r.u, locks, time.Now())
 	b, _ := json.Marshal(rep)
 	r.last = string(b)
-	rep.Other = r.otherOf(ctx)
+	if !r.once || !r.otherRead {
+		r.other, r.otherRead = r.otherOf(ctx), true
+	}
+	rep.Other = r.other
 	return rep, nil
 }
 
