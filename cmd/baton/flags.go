@@ -240,11 +240,11 @@ func cannotRun(err error) int {
 }
 
 // nameRule is NAME's rule in the -h texts (baton.CleanName's).
-const nameRule = "NAME is one or more elements separated by /, with or without a leading /, kept as written, so that\n" +
-	"baton and the store's own tools given the same string share one lock: the etcd key prefix (etcdctl lock NAME),\n" +
-	"the Redis key (redsync's); jobs/x and /jobs/x are two locks there. ZooKeeper needs absolute paths: there both\n" +
-	"are the znode /jobs/x. Refused (exit 2): empty elements (a//b, a trailing /), . and .., control characters\n" +
-	"and others ZooKeeper refuses (U+D800-U+F8FF, U+FFF0 and up: emoji), over 4096 bytes, a\n" +
+const nameRule = "NAME is one or more elements separated by /, with or without a leading /, kept as written: baton\n" +
+	"and a store's own tools given the same string share one lock (the etcd key prefix, as etcdctl lock NAME;\n" +
+	"the Redis key, as redsync's), so jobs/x and /jobs/x are two locks there; ZooKeeper needs absolute paths,\n" +
+	"so both are the znode /jobs/x. Refused (exit 2): empty elements (a//b, a trailing /), . and .., control\n" +
+	"characters and others ZooKeeper refuses (U+D800-U+F8FF, U+FFF0 and up: emoji), over 4096 bytes, a\n" +
 	":token/:queue/:waiting/:release ending.\n"
 
 // cleanName returns NAME as written if baton.CleanName takes it (the same
