@@ -136,7 +136,7 @@ func (q *itemQueue) take(ctx context.Context, wait bool) ([]byte, error) {
 		if err == nil {
 			return it.Data, nil // taken, even if ctx ended meanwhile
 		}
-		if !errors.Is(err, ErrRevoked) || ctx.Err() != nil {
+		if !retake(ctx, q.s, err) {
 			return nil, takeErr(ctx, q.s, err)
 		}
 	}

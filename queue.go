@@ -97,12 +97,25 @@ func (q *Queue) take(ctx context.Context, claim func(context.Context) (*Item, er
 		if err == nil {
 			return it.Data, nil // taken, even if ctx ended meanwhile
 		}
-		if !errors.Is(err, ErrRevoked) {
+		if !retake(ctx, q.rq.s, err) {
 			return nil, takeErr(ctx, q.rq.s, err)
 		}
-		// A consumer that does not know claims took it under ours: it
-		// was delivered, to that consumer.
 	}
+}
+
+// retake reports whether a take whose claimed item could not be removed
+// (settle's err) goes on to claim another: when a consumer that does not
+// know claims took the item under ours (ErrRevoked: it was delivered, to
+// that consumer), or when our claim vanished (ErrGuard: the item was not
+// removed, and stays for another consumer). A claim vanishes when our
+// session ends, and the server may have ended it before this client
+// learns so: the next claim then fails with the session's error, which is
+// what the consumer must see.
+func retake(ctx context.Context, s *Session, err error) bool {
+	if ctx.Err() != nil || s.Err() != nil {
+		return false
+	}
+	return errors.Is(err, ErrRevoked) || errors.Is(err, ErrGuard)
 }
 
 // takeErr is what a Take that failed with err returns: the session's
