@@ -363,6 +363,15 @@ func (e *Election) follow(ctx context.Context, ch chan<- LeaderEvent) error {
 // learn of it from the store at about the time the next candidate does:
 // guard the work itself with the lease's fencing token (Lease().Token()).
 //
+// A cancelled ctx is news that arrives only while the process runs: one
+// paused for longer than the TTL (a GC pause, SIGSTOP, a stalled VM) may
+// resume with ctx not yet cancelled while another candidate already leads.
+// So before each side effect fn must check Valid on the lease of its term
+// (take it with Lease() when fn starts), which answers from the clock, or
+// pass the lease's token to the resource; a select on ctx.Done() alone is
+// not enough. Lease().Jeopardy() warns fn, while it still leads, that
+// contact with the store has lapsed.
+//
 // Run returns ctx.Err() when ctx ends, fn's error when fn fails while still
 // leading, and the session's error once the session is gone (a new session
 // is needed to campaign again). If fn returns nil, Run campaigns again.

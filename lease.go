@@ -26,4 +26,25 @@ import "github.com/batonhq/baton/internal/handle"
 //     (a Mutex made Revocable, asked by Revoke or Curator's Revoker, or a
 //     MultiLock with such a part); it never closes for other leases. The
 //     lease stays held until released.
+//   - Deadline is the loss deadline on the monotonic clock: the last
+//     confirmed contact with the store plus the TTL minus the backend's
+//     safety margin (the session's on ZooKeeper, etcd and memory; the
+//     lock's validity on Redis; the earliest part's for a MultiLock). No
+//     other client can take the lock before it. It is the zero Time once
+//     the lease has ended.
+//   - Valid reports whether the lease is held right now: Err is nil and
+//     Deadline has not passed. It reads the clock, so it is right the moment
+//     a paused process resumes, before the loss is noticed and Done closes.
+//   - Jeopardy is closed when no contact has been confirmed until the grace
+//     before Deadline (the smaller of 1 s and a fifth of the TTL), and at
+//     the latest when Done closes: time to checkpoint or hand work back
+//     while the lease still holds. It stays closed if contact comes back
+//     (Valid then says the lease still holds).
+//
+// A process can be paused at any moment (a GC pause, SIGSTOP, a stalled
+// VM) for longer than the TTL; while it is paused nothing can tell it that
+// it lost the lock, and Done closes only after it resumes. So check Valid,
+// or pass the fencing token to the resource you protect, immediately before
+// each side effect, not only once when the lease was taken; a Done channel
+// read in a select loop answers too late after a pause.
 type Lease = handle.Lease

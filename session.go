@@ -70,6 +70,11 @@ func (s *Session) deadline() time.Time {
 // just after Done closes.
 func (s *Session) newLease(h *telemetry.Handle, a *telemetry.Acquire, key string, token int64) (*Lease, func(error)) {
 	l, end := handle.NewLease(key, token)
+	if e, ok := s.conn.(Expirer); ok {
+		// The session's deadline is every lease's on it: a lease is lost
+		// when its session is.
+		handle.SetDeadline(l, e.Expiry, handle.DefaultGrace(s.TTL()))
+	}
 	if h == nil {
 		return l, end
 	}

@@ -51,7 +51,8 @@ type Health = telemetry.Health
 // lost a lease (it is stopped, starved or wedged), and its liveness probe
 // should restart it. A lease's deadline is the moment its session would be
 // given up locally unless renewed (ZooKeeper, etcd) or the end of the
-// lock's validity (Redis); leases on the memory store have none.
+// lock's validity (Redis); on the memory store, the TTL minus a margin
+// after Partition cut the session off. Lease.Deadline is the same moment.
 func NewHealth(tolerance time.Duration) *Health { return telemetry.NewHealth(tolerance) }
 
 // DefaultNameLabel is the name attribute used when Telemetry.NameLabel is

@@ -31,6 +31,8 @@ var suite = []struct {
 	{"Mutex/NameForms", testMutexNameForms},
 	{"Mutex/UnlockCancelledCtx", testMutexUnlockCancelled},
 	{"Mutex/NodeDeletedRevokes", testMutexRevoked},
+	{"Mutex/JeopardyThenLossThenTakeover", testMutexJeopardy},
+	{"Lease/DeadlineOfEveryRecipe", testLeaseDeadlines},
 	{"RWMutex/ManyReaders", testRWMutexReaders},
 	{"RWMutex/WriterExcludes", testRWMutexExclusion},
 	{"RWMutex/WriterBeforeLaterReaders", testRWMutexWriterFirst},

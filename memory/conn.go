@@ -24,6 +24,7 @@ type conn struct {
 
 	// guarded by st.mu
 	partitioned bool
+	cutAt       time.Time     // when the partition began
 	heal        chan struct{} // closed while not partitioned
 	dropCreates int
 
@@ -36,7 +37,24 @@ type conn struct {
 var (
 	_ baton.Conn         = (*conn)(nil)
 	_ baton.WatchCounter = (*conn)(nil)
+	_ baton.Expirer      = (*conn)(nil)
 )
+
+// Expiry is when the session will be given up as lost (baton.Expirer):
+// the TTL minus the margin after Partition cut it off. Until then every
+// call reaches the store at once, so contact counts as confirmed now. It
+// is the zero Time once the session has ended.
+func (c *conn) Expiry() time.Time {
+	if c.Err() != nil {
+		return time.Time{}
+	}
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	if c.partitioned {
+		return c.cutAt.Add(c.ttl - margin(c.ttl))
+	}
+	return time.Now().Add(c.ttl - margin(c.ttl))
+}
 
 func (c *conn) ID() string            { return c.id }
 func (c *conn) TTL() time.Duration    { return c.ttl }

@@ -147,6 +147,7 @@ func (s *Store) Partition(id string) (heal func()) {
 		return func() {}
 	}
 	c.partitioned = true
+	c.cutAt = time.Now()
 	c.heal = make(chan struct{})
 	lost := time.AfterFunc(c.ttl-margin(c.ttl), func() { c.end(baton.ErrSessionLost, false) })
 	expire := time.AfterFunc(c.ttl, func() { s.expireServerSide(c) })

@@ -54,6 +54,7 @@ var errValidity = errors.New("renewal not confirmed before the lock's validity r
 func newLiveLock(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *liveLock {
 	l, end := handle.NewLease(key, token)
 	h := &liveLock{value: value, lease: l, end: end, key: key, every: ttl / 3, renew: renew, deadline: deadline}
+	handle.SetDeadline(l, h.expiryTime, handle.DefaultGrace(ttl))
 	h.mu.Lock()
 	h.expire = time.AfterFunc(time.Until(deadline), h.expired)
 	h.next = time.AfterFunc(h.every, h.renewOnce)
