@@ -12,6 +12,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(workerMain())
 	}
+	if os.Getenv(leaderEnv) != "" {
+		os.Exit(leaderMain())
+	}
 	if os.Getenv(redisWaiterEnv) != "" {
 		os.Exit(redisWaiterMain())
 	}

@@ -1,0 +1,197 @@
+package reliability
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// leaderEnv, when set, makes the test binary run as a leader process
+// (leaderMain) instead of running tests.
+const leaderEnv = "BATON_RELIABILITY_LEADER"
+
+// errResumedInvalid ends the leader's fn when its lease is found invalid.
+var errResumedInvalid = errors.New("lease invalid")
+
+// leaderMain is a separate process that leads an election through
+// Election.Run, with fn doing a unit of work every 10 ms, as in issue 26's
+// report: a loop on the ctx and a ticker. Before each unit it checks
+// Valid. After 20 units it stops itself (SIGSTOP), between two units, as a
+// GC pause or a stalled VM would stop it. It prints:
+//
+//	LEADING <token>
+//	PAUSE <deadline unix ns>      (its lease's Deadline, then SIGSTOP)
+//	INVALID <unix ns> <ctx done>  (the first check after resuming said no)
+//	WORK <token> <unix ns>        (a unit of work done)
+//
+// and exits once fn has returned. It stops by itself after a minute.
+func leaderMain() int {
+	kind, addr, name := os.Getenv("BATON_RW_KIND"), os.Getenv("BATON_RW_ADDR"), os.Getenv("BATON_RW_NAME")
+	ttl, _ := time.ParseDuration(os.Getenv("BATON_RW_TTL"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := openStore(ctx, kind, addr, ttl)
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return 2
+	}
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer ccancel()
+		_ = s.Close(cctx)
+	}()
+	e := baton.NewElection(s, name)
+	err = e.Run(ctx, []byte("paused"), func(work context.Context) error {
+		lease := e.Lease()
+		fmt.Printf("LEADING %d\n", lease.Token())
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for unit := 0; ; unit++ {
+			select {
+			case <-work.Done():
+				return nil
+			case <-tick.C:
+			}
+			// Right before the side effect: the check from the clock.
+			// (ctx done is what the select above knows.)
+			if !lease.Valid() {
+				fmt.Printf("INVALID %d %v\n", time.Now().UnixNano(), work.Err() != nil)
+				cancel()
+				return errResumedInvalid
+			}
+			fmt.Printf("WORK %d %d\n", lease.Token(), time.Now().UnixNano())
+			if unit == 20 {
+				fmt.Printf("PAUSE %d\n", lease.Deadline().UnixNano())
+				_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			}
+		}
+	})
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errResumedInvalid) {
+		fmt.Println("ERROR", err)
+		return 2
+	}
+	return 0
+}
+
+// PausedLeader (issue 26, item 5): a leader process in Election.Run stops
+// (SIGSTOP) between two units of work for longer than its TTL; another
+// candidate leads; the leader is continued. Its lease's Deadline, read just
+// before the pause, must have passed when the other candidate leads, and
+// its first check on resuming must say the lease is invalid: no unit of
+// work under the old token after the successor's start, however soon the
+// resumed process runs, and before the loss reaches its ctx.
+func TestPausedLeader(t *testing.T) {
+	for _, tg := range targets(t) {
+		t.Run(tg.kind, func(t *testing.T) {
+			n := runs(1, 10)
+			row := Row{Scenario: "paused leader: Election.Run SIGSTOPped past its TTL", Store: tg.kind, Runs: n}
+			oldCheckLate := 0
+			for range n {
+				margin, stale, ctxDone := pausedLeaderOnce(t, tg)
+				row.Margins = append(row.Margins, margin)
+				row.Violations += stale
+				if !ctxDone {
+					oldCheckLate++
+				}
+			}
+			row.Note = fmt.Sprintf("margin = successor leads − paused leader's Deadline; at the first check after resuming, Valid said no in every run, while ctx was not yet cancelled in %d of %d (a select on ctx.Done() would have worked on)", oldCheckLate, n)
+			record(row)
+			t.Logf("paused leader %s: %s", tg.kind, row.Note)
+		})
+	}
+}
+
+// pausedLeaderOnce runs the scenario once and returns how long after the
+// paused leader's Deadline the successor led, the number of units of work
+// the leader did after resuming, and whether its ctx was already cancelled
+// at its first check.
+func pausedLeaderOnce(t *testing.T, tg target) (margin time.Duration, stale int, ctxDone bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	name := tg.path()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), leaderEnv+"=1", "BATON_RW_KIND="+tg.kind, "BATON_RW_ADDR="+tg.addr,
+		"BATON_RW_NAME="+name, "BATON_RW_TTL="+tg.ttl.String())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &worker{cmd: cmd, lines: make(chan string, 256)}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			w.lines <- sc.Text()
+		}
+		close(w.lines)
+	}()
+	first := w.next(t, 30*time.Second)
+	token, err := strconv.ParseInt(strings.TrimPrefix(first, "LEADING "), 10, 64)
+	if err != nil {
+		t.Fatalf("leader: %q", first)
+	}
+	var deadline int64
+	for deadline == 0 {
+		l := w.next(t, 30*time.Second)
+		switch {
+		case strings.HasPrefix(l, "PAUSE "):
+			deadline, _ = strconv.ParseInt(strings.TrimPrefix(l, "PAUSE "), 10, 64)
+		case !strings.HasPrefix(l, "WORK "):
+			t.Fatalf("leader before its pause: %q", l)
+		}
+	}
+	w.waitStopped(t)
+	other := tg.open(t, tg.addr)
+	next := baton.NewElection(other, name)
+	if err := next.Campaign(ctx, []byte("next")); err != nil {
+		t.Fatalf("Campaign while the leader is paused: %v", err)
+	}
+	led := time.Now().UnixNano()
+	if l := next.Lease(); l == nil || l.Token() <= token {
+		t.Fatalf("successor's lease %v, want a token above %d", l, token)
+	}
+	margin = time.Duration(led - deadline)
+	if margin <= 0 {
+		t.Errorf("the successor led %v before the paused leader's Deadline", -margin)
+	}
+	w.signal(syscall.SIGCONT)
+	invalid := false
+	for l := range w.lines {
+		f := strings.Fields(l)
+		switch {
+		case f[0] == "WORK":
+			stale++
+			at, _ := strconv.ParseInt(f[2], 10, 64)
+			t.Errorf("the resumed leader worked under token %s, %v after the successor led", f[1], time.Duration(at-led))
+		case f[0] == "INVALID" && len(f) == 3:
+			invalid, ctxDone = true, f[2] == "true"
+		default:
+			t.Errorf("resumed leader: %q", l)
+		}
+	}
+	if !invalid {
+		t.Error("the resumed leader never found its lease invalid")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("leader process: %v", err)
+	}
+	_ = next.Resign(ctx)
+	return margin, stale, ctxDone
+}
