@@ -71,7 +71,7 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 	}
 	status := 0
 	if argv != nil {
-		res, err := m.runCmd(argv, []string{"BATON_BARRIER=" + name}, sigs, runSpec{lost: s.Session.Done(), killAfter: 10 * time.Second})
+		res, err := m.runCmd(argv, []string{"BATON_BARRIER=" + name}, sigs, runSpec{lost: s.Session.Done(), stop: stopSpec{killAfter: 10 * time.Second}})
 		if err != nil {
 			return err
 		}

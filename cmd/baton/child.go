@@ -136,21 +136,27 @@ type childResult struct {
 	// stopped: a SIGINT or SIGTERM was passed on to CMD (baton is asked
 	// to stop, not to go on).
 	stopped bool
+	// jeopardy: the watchdog sent CMD SIGTERM --grace before the loss
+	// deadline (no contact with the store confirmed until then); the
+	// hold is given up.
+	jeopardy bool
 }
 
 // runSpec says what CMD runs under.
 type runSpec struct {
-	lost      <-chan struct{}  // closed when the hold ends
-	killAfter time.Duration    // SIGTERM to SIGKILL after a loss
-	guard     bool             // run CMD under a watchdog (a hold that can be handed on)
-	expiry    func() time.Time // the hold's loss deadline, or nil if it has none
+	lost   <-chan struct{}  // closed when the hold ends
+	stop   stopSpec         // the grace, and SIGTERM to SIGKILL after a loss
+	guard  bool             // run CMD under a watchdog (a hold that can be handed on)
+	expiry func() time.Time // the hold's loss deadline, or nil if it has none
 }
 
 // runCmd runs argv in its own process group with env added, passing on
 // caught signals to the group. If lost closes first, the group gets
-// SIGTERM, then SIGKILL after killAfter. With guard, the group is the
-// watchdog's (see watchdog.go). It returns once CMD has exited; nothing is
-// left of the group then.
+// SIGTERM, then SIGKILL after stop.killAfter. With guard, the group is the
+// watchdog's (see watchdog.go), which also sends SIGTERM stop.grace before
+// the loss deadline and SIGKILL at it, and which sends the SIGTERM and
+// SIGKILL of a loss. It returns once CMD has exited; nothing is left of
+// the group then.
 func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResult, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = m.Stdin, m.Stdout, m.Stderr
@@ -161,7 +167,7 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResul
 	var g *guard
 	if rs.guard {
 		var err error
-		if g, err = m.startGuard(rs.expiry); err != nil {
+		if g, err = m.startGuard(rs.expiry, rs.stop); err != nil {
 			return childResult{}, err
 		}
 		cmd.SysProcAttr.Pgid = g.pgid
@@ -202,6 +208,7 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResul
 				if g.hasFired() {
 					res.lost, res.expired = true, true
 				}
+				res.jeopardy = g.hasTermed()
 			} else if res.lost {
 				// Nothing in the group may outlive the hold.
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -222,18 +229,21 @@ func (m *Main) runCmd(argv, env []string, sigs *signals, rs runSpec) (childResul
 			// The watchdog is dead: it fired (and killed the group), or
 			// it was killed, and then CMD is unguarded.
 			gone = nil
-			if !g.hasFired() && !killed {
+			if !g.hasFired() && !g.hasKilled() && !killed {
 				res.guardDied = true
 			}
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		case <-lost:
 			lost = nil
 			res.lost = true
-			if g != nil {
-				g.freeze()
+			// The watchdog sends the SIGTERM (unless its grace sent one
+			// already: CMD is told once) and the SIGKILL, even if baton is
+			// stopped from now on; baton does only if it cannot.
+			if g != nil && g.stopGroup(rs.stop.killAfter) == nil {
+				continue
 			}
 			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			t := time.NewTimer(rs.killAfter)
+			t := time.NewTimer(rs.stop.killAfter)
 			defer t.Stop()
 			kill = t.C
 		case <-kill:

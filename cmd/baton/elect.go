@@ -16,16 +16,20 @@ import (
 // `baton elect --observe [--json] NAME`.
 func (m *Main) elect(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("elect", "elect [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] NAME [--value V] [-- CMD [ARG…]]\n"+
-		"       baton elect --requeue [--store URL] [--ttl 10s] [--kill-after 10s] NAME [--value V] -- CMD [ARG…]\n"+
+	fs := m.newFlags("elect", "elect [--store URL] [--ttl 10s] [--timeout D] [--grace D] [--kill-after 10s] NAME [--value V] [-- CMD [ARG…]]\n"+
+		"       baton elect --requeue [--store URL] [--ttl 10s] [--grace D] [--kill-after 10s] NAME [--value V] -- CMD [ARG…]\n"+
 		"       baton elect --observe [--json] NAME", &sf, true)
 	value := fs.String("value", "", "this candidate's value `V`, shown to observers (empty: HOST/PID of this baton process)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not leader within this long, counted from the start even when nobody leads (unlike lock and semaphore, which take what is free whatever the timeout); 0 waits forever")
-	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
+	stopF := addStopFlags(fs)
 	observe := fs.Bool("observe", false, "print one line per leader change instead of campaigning")
 	asJSON := fs.Bool("json", false, "with --observe: JSON lines")
 	requeue := fs.Bool("requeue", false, "campaign again after every turn: run CMD each time we lead, stop it on a loss, until a signal (Curator's LeaderSelector layout)")
 	name, argv, err := nameArgs(fs, &sf, args)
+	if err != nil {
+		return err
+	}
+	stop, err := stopF.spec("elect", sf.ttl)
 	if err != nil {
 		return err
 	}
@@ -59,7 +63,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 		}
 		sigs := catchSignals()
 		defer sigs.stop()
-		return m.electRequeue(ctx, sigs, &sf, name, []byte(*value), argv, *killAfter)
+		return m.electRequeue(ctx, sigs, &sf, name, []byte(*value), argv, stop)
 	}
 	sigs, s, done, err := m.openVerb(ctx, &sf, "elect")
 	if err != nil {
@@ -86,7 +90,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	}()
 	l := e.Lease()
 	env := []string{"BATON_ELECTION=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
-	return m.runHeld(sigs, l, sessionExpiry(s.Session), "leadership of "+name, env, argv, *killAfter)
+	return m.runHeld(sigs, l, sessionExpiry(s.Session), "leadership of "+name, env, argv, stop)
 }
 
 // leaderLine is one `--observe --json` line.

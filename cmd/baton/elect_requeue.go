@@ -16,19 +16,19 @@ import (
 // we lead, CMD runs (BATON_ELECTION, BATON_TOKEN, and BATON_TURN, the
 // turn's number from 1); when CMD exits, whatever its status, the
 // leadership is given up and we join the back of the line; when the
-// leadership is lost, CMD is stopped (SIGTERM, SIGKILL after killAfter,
-// the watchdog at the loss deadline) and we campaign again, on a new
+// leadership is lost or in jeopardy, CMD is stopped (SIGTERM, SIGKILL as
+// stop says, the watchdog at the loss deadline) and we campaign again, on a new
 // session if the old one is gone. Only a SIGINT or SIGTERM ends it: while
 // waiting, baton exits 128+n; while CMD runs, CMD gets the signal and
 // baton exits with CMD's status.
-func (m *Main) electRequeue(ctx context.Context, sigs *signals, sf *storeFlags, name string, value []byte, argv []string, killAfter time.Duration) error {
+func (m *Main) electRequeue(ctx context.Context, sigs *signals, sf *storeFlags, name string, value []byte, argv []string, stop stopSpec) error {
 	turn := 0
 	for first := true; ; first = false {
 		s, err := m.reopen(ctx, sigs, sf, first)
 		if err != nil {
 			return err
 		}
-		err = m.requeueOn(ctx, sigs, s, name, value, argv, killAfter, &turn)
+		err = m.requeueOn(ctx, sigs, s, name, value, argv, stop, &turn)
 		gone := s.Session.Err()
 		closeStore(s)
 		if gone == nil || err == nil {
@@ -63,7 +63,7 @@ func (m *Main) reopen(ctx context.Context, sigs *signals, sf *storeFlags, first 
 
 // requeueOn campaigns on s until a signal (an exitError), a failure, or
 // the end of s's session (s.Session.Err() is then set).
-func (m *Main) requeueOn(ctx context.Context, sigs *signals, s *store.Store, name string, value []byte, argv []string, killAfter time.Duration, turn *int) error {
+func (m *Main) requeueOn(ctx context.Context, sigs *signals, s *store.Store, name string, value []byte, argv []string, stop stopSpec, turn *int) error {
 	sel := baton.NewLeaderSelector(s.Session, name, value)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -83,11 +83,11 @@ func (m *Main) requeueOn(ctx context.Context, sigs *signals, s *store.Store, nam
 			return nil
 		})
 	}()
-	stop := func() { cancel(); <-res }
+	quit := func() { cancel(); <-res }
 	for {
 		select {
 		case sig := <-sigs.c:
-			stop()
+			quit()
 			return exitWith(sigStatus(sig), nil)
 		case err := <-res:
 			if s.Session.Err() != nil {
@@ -97,20 +97,22 @@ func (m *Main) requeueOn(ctx context.Context, sigs *signals, s *store.Store, nam
 		case l := <-turns:
 			*turn++
 			env := []string{"BATON_ELECTION=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10), "BATON_TURN=" + strconv.Itoa(*turn)}
-			r, err := m.runCmd(argv, env, sigs, runSpec{lost: l.Done(), killAfter: killAfter, guard: true, expiry: sessionExpiry(s.Session)})
+			r, err := m.runCmd(argv, env, sigs, runSpec{lost: l.Done(), stop: stop, guard: true, expiry: sessionExpiry(s.Session)})
 			ended <- struct{}{}
 			switch {
 			case err != nil:
-				stop()
+				quit()
 				return err
 			case r.guardDied:
-				stop()
+				quit()
 				return exitWith(exitFailure, fmt.Errorf("leadership of %s: the watchdog process was killed; CMD stopped", name))
 			case r.stopped:
-				stop()
+				quit()
 				return exitWith(r.status, nil)
 			case r.lost:
 				fmt.Fprintf(m.Stderr, "baton: leadership of %s lost while CMD ran (%v); CMD stopped; campaigning again\n", name, leaseErr(l, r))
+			case r.jeopardy:
+				fmt.Fprintf(m.Stderr, "baton: leadership of %s in jeopardy while CMD ran (no contact with the store confirmed until --grace %v before the loss deadline); CMD stopped; campaigning again\n", name, stop.grace)
 			case r.status != 0:
 				fmt.Fprintf(m.Stderr, "baton: elect %s: CMD exited %d; campaigning again\n", name, r.status)
 			}

@@ -112,15 +112,19 @@ func lockOn(ctx context.Context, s *store.Store, name string, spec lockSpec) (ac
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--kill-after 10s] [--lock-delay D] [--on-revoke ignore|term] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--grace D] [--kill-after 10s] [--lock-delay D] [--on-revoke ignore|term] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
 	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain 'baton lock' (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long of waiting in line; a free lock is taken whatever D; 0 waits forever")
-	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
+	stopF := addStopFlags(fs)
 	delay := fs.Duration("lock-delay", 0, "after a holder's session ended without a release, keep the lock unavailable this long (Chubby's lock-delay; zk:// and etcd:// only; every client of the lock must use the same)")
 	onRevoke := fs.String("on-revoke", "ignore", "what a revocation request (baton revoke NAME, Curator's Revoker) does: ignore it, or term: stop CMD (as on a loss) and release (zk:// and etcd://; with several NAMEs, a request to any of them)")
 	retry, verbose := waitFlags(fs)
 	pos, argv, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	stop, err := stopF.spec("lock", sf.ttl)
 	if err != nil {
 		return err
 	}
@@ -141,7 +145,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	}
 	if len(pos) > 1 && argv != nil {
 		l := &line{sf: &sf, names: pos, retry: *retry, verbose: *verbose}
-		return m.lockMany(ctx, l, argv, spec, *timeout, *killAfter)
+		return m.lockMany(ctx, l, argv, spec, *timeout, stop)
 	}
 	name, err := oneName(fs, pos)
 	if err != nil {
@@ -190,7 +194,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	defer h.unlock()
 	l.held(h.expiry)
 	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
-	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, *killAfter)
+	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, stop)
 }
 
 // needs is what openFor insists on for `lock` as spec says: a read lock

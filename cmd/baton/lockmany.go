@@ -22,7 +22,7 @@ import (
 // is taken only if all are free (MultiLock.TryLock); with spec.revocable,
 // a revocation request to any NAME stops CMD (the MultiLock's lease
 // carries its parts' requests).
-func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSpec, timeout, killAfter time.Duration) error {
+func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSpec, timeout time.Duration, stop stopSpec) error {
 	sf, names := l.sf, l.names
 	keys := make([]string, len(names)) // each NAME as the store names it
 	for i, n := range names {
@@ -84,7 +84,7 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSp
 		tokens = append(tokens, strconv.FormatInt(t, 10))
 	}
 	env := []string{"BATON_LOCK=" + h.names, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10), "BATON_TOKENS=" + strings.Join(tokens, " ")}
-	return m.runHeld(sigs, h.lease, h.expiry, "lock "+h.names, env, argv, killAfter)
+	return m.runHeld(sigs, h.lease, h.expiry, "lock "+h.names, env, argv, stop)
 }
 
 // lockAll takes every name on s as one baton.MultiLock, each as spec

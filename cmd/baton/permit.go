@@ -13,7 +13,7 @@ import (
 
 // permitHeld is `baton semaphore --permit-ttl D`: CMD runs holding an
 // expiring permit; its expiry (or release by id) stops CMD like a loss.
-func (m *Main) permitHeld(ctx context.Context, sigs *signals, s *baton.Session, name string, n int, ttl, timeout, killAfter time.Duration, argv []string) error {
+func (m *Main) permitHeld(ctx context.Context, sigs *signals, s *baton.Session, name string, n int, ttl, timeout time.Duration, stop stopSpec, argv []string) error {
 	sem := baton.NewPermitSemaphore(s, name, n)
 	p, err := waitFor(ctx, sigs, timeout, func(ctx context.Context) (*baton.Permit, error) { return sem.Acquire(ctx, ttl) })
 	if err != nil {
@@ -28,7 +28,7 @@ func (m *Main) permitHeld(ctx context.Context, sigs *signals, s *baton.Session, 
 		_ = sem.Release(ctx, p)
 	}()
 	env := []string{"BATON_SEMAPHORE=" + name, "BATON_PERMIT=" + p.ID, "BATON_TOKEN=" + strconv.FormatInt(p.Lease.Token(), 10)}
-	return m.runHeld(sigs, p.Lease, sessionExpiry(s), "permit "+p.ID+" of "+name, env, argv, killAfter)
+	return m.runHeld(sigs, p.Lease, sessionExpiry(s), "permit "+p.ID+" of "+name, env, argv, stop)
 }
 
 // permitLine is one permit in `baton permit list --json`.

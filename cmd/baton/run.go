@@ -191,10 +191,12 @@ func (m *Main) usage(w io.Writer) {
 		"zks://, etcds:// and rediss:// are the same over TLS, with --tls-ca, --tls-cert, --tls-key\n"+
 		"(or $BATON_TLS_CA, $BATON_TLS_CERT, $BATON_TLS_KEY). Passwords are never printed.\n"+
 		nameRule+
-		"Exit status: CMD's own; 75 not acquired within --timeout or --try (CMD not run); 76 lost while CMD ran\n"+
-		"(CMD's group got SIGTERM, then SIGKILL after --kill-after, and SIGKILL from the watchdog at the\n"+
-		"loss deadline at the latest, even if baton was killed or stopped); 2 usage; 1 store unreachable\n"+
-		"or other failure; 126/127 CMD cannot be run/not found; 128+n signal n while waiting, CMD not run.\n"+
+		"Exit status: CMD's own; 75 not acquired within --timeout or --try (CMD not run); 76 lost, or in\n"+
+		"jeopardy, while CMD ran (CMD's group got SIGTERM --grace before the loss deadline when no contact\n"+
+		"with the store was confirmed until then, or when the loss was learnt; SIGKILL --kill-after later,\n"+
+		"and at the loss deadline at the latest, even if baton was killed or stopped); 2 usage; 1 store\n"+
+		"unreachable or other failure; 126/127 CMD cannot be run/not found; 128+n signal n while waiting,\n"+
+		"CMD not run.\n"+
 		"Run 'baton COMMAND -h' (or 'baton help COMMAND') for a command's flags.\n", defaultStore)
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/batonhq/baton"
 )
@@ -13,12 +12,16 @@ import (
 // semaphore is `baton semaphore -n N [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) semaphore(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("semaphore", "semaphore -n N [--store URL] [--ttl 10s] [--timeout D] [--kill-after 10s] [--permit-ttl D] NAME [-- CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("semaphore", "semaphore -n N [--store URL] [--ttl 10s] [--timeout D] [--grace D] [--kill-after 10s] [--permit-ttl D] NAME [-- CMD [ARG…]]", &sf, true)
 	n := fs.Int("n", 0, "number of holders allowed at once, recorded with the semaphore: another N is refused (exit 2) while anyone holds or waits, and replaces it once nobody does")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long of waiting in line; a free lease is taken whatever D; 0 waits forever")
-	killAfter := fs.Duration("kill-after", 10*time.Second, "after a loss, SIGKILL CMD's group this long after SIGTERM (the watchdog kills it at the loss deadline at the latest)")
+	stopF := addStopFlags(fs)
 	permitTTL := fs.Duration("permit-ttl", 0, "take an expiring permit (PermitSemaphore) that ends after this long unless extended (baton permit extend); CMD gets its id as BATON_PERMIT")
 	name, argv, err := nameArgs(fs, &sf, args)
+	if err != nil {
+		return err
+	}
+	stop, err := stopF.spec("semaphore", sf.ttl)
 	if err != nil {
 		return err
 	}
@@ -43,7 +46,7 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	}
 	defer done()
 	if *permitTTL > 0 {
-		return m.permitHeld(ctx, sigs, s.Session, name, *n, *permitTTL, *timeout, *killAfter, argv)
+		return m.permitHeld(ctx, sigs, s.Session, name, *n, *permitTTL, *timeout, stop, argv)
 	}
 	sem := baton.NewSemaphore(s.Session, name, *n)
 	l, err := waitForFree(ctx, sigs, *timeout, sem.TryAcquire, sem.Acquire)
@@ -62,5 +65,5 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 		_ = sem.Release(ctx, l)
 	}()
 	env := []string{"BATON_SEMAPHORE=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
-	return m.runHeld(sigs, l, sessionExpiry(s.Session), "semaphore "+name, env, argv, *killAfter)
+	return m.runHeld(sigs, l, sessionExpiry(s.Session), "semaphore "+name, env, argv, stop)
 }
