@@ -155,7 +155,13 @@ func (g *guard) push(t time.Time) error {
 // keepPushing hands on every move of the deadline from last, the one the
 // watchdog has, until stopped. (A deadline that moved while the watchdog
 // started, which under load can take a second, is handed on at the first
-// tick, not at the next move.)
+// tick, not at the next move.) The zero Time, a hold that has ended, is
+// not handed on: the end reaches runCmd, which asks the watchdog to stop
+// the group (SIGTERM, then SIGKILL --kill-after later or at the last
+// deadline), and the watchdog keeps the last deadline meanwhile. Handing
+// it on would race that request: a hold lost by a delete, whose deadline
+// drops to zero, had its CMD killed at once, or given SIGTERM, as the
+// race went.
 func (g *guard) keepPushing(expiry func() time.Time, last time.Time) {
 	defer g.pushed.Done()
 	t := time.NewTicker(pushEvery)
@@ -166,7 +172,7 @@ func (g *guard) keepPushing(expiry func() time.Time, last time.Time) {
 			return
 		case <-t.C:
 		}
-		if e := expiry(); !e.Equal(last) {
+		if e := expiry(); !e.IsZero() && !e.Equal(last) {
 			last = e
 			if g.push(e) != nil {
 				return

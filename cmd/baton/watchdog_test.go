@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -429,4 +430,52 @@ func TestWatchdogSchedule(t *testing.T) {
 			t.Errorf("line %q taken", bad)
 		}
 	}
+}
+
+// TestGuardKeepsLastDeadlineAtTheEnd: when the hold ends its deadline
+// drops to zero; that is not handed on, so the watchdog keeps the last
+// deadline and the end reaches it as a stop (SIGTERM, then SIGKILL) from
+// runCmd. Before, a Redis lock deleted by an operator had its zero
+// deadline pushed in a race with the stop: the watchdog then killed CMD at
+// once, without its SIGTERM (seen under -race in TestLoaded/admin-delete).
+func TestGuardKeepsLastDeadlineAtTheEnd(t *testing.T) {
+	t.Parallel()
+	r, w := io.Pipe()
+	g := &guard{in: w, stopPush: make(chan struct{})}
+	first := time.Now().Add(time.Hour)
+	var ended atomic.Bool
+	expiry := func() time.Time {
+		if ended.Load() {
+			return time.Time{}
+		}
+		return first.Add(time.Minute) // a renewal
+	}
+	lines := make(chan string, 8)
+	go func() {
+		br := bufio.NewReader(r)
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- strings.TrimSpace(l)
+		}
+	}()
+	g.pushed.Add(1)
+	go g.keepPushing(expiry, first)
+	if l := <-lines; l == "d 0" {
+		t.Fatalf("pushed %q for a live hold", l)
+	}
+	ended.Store(true)
+	// The pusher ticks every 20 ms: the width of ten ticks, to see none
+	// come.
+	select {
+	case l := <-lines:
+		t.Fatalf("pushed %q after the hold ended", l)
+	case <-time.After(10 * pushEvery):
+	}
+	g.freeze()
+	_ = w.Close()
+	_ = r.Close()
 }
