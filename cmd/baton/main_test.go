@@ -24,6 +24,9 @@ var batonBin string
 var raceEnabled bool
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(tickerEnv); path != "" {
+		os.Exit(tickerMain(path))
+	}
 	dir, err := os.MkdirTemp("", "baton-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
