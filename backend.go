@@ -213,8 +213,10 @@ type WatchCounter interface {
 // confirmed contact plus the TTL minus a safety margin), so it is never
 // later than the moment the store could hand a lock on, clock rates
 // permitting. It only moves forward; the zero Time means lost already.
-// `baton lock` hands it to a watchdog process that stops CMD at that moment
-// even if baton itself is stopped or killed.
+// Lease.Deadline reports it for each lease; `baton lock` hands it to a
+// watchdog process that warns CMD (SIGTERM) --grace before that moment and
+// stops it (SIGKILL) at that moment, even if baton itself is stopped or
+// killed.
 type Expirer interface {
 	Expiry() time.Time
 }
