@@ -56,10 +56,11 @@ type Server struct {
 	port int
 	tls  tlsFiles
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited
-	log  *logWriter
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	done  chan struct{} // closed when cmd has exited
+	log   *logWriter
+	ready time.Time // when the process last said it accepts connections
 }
 
 // Binary returns the path of redis-server, failing the test under CI and
@@ -234,9 +235,28 @@ func (s *Server) start(bin string) error {
 		return fmt.Errorf("redis-server on port %d not ready after %v: %s", s.port, startTimeout, lw.tail())
 	}
 	s.mu.Lock()
-	s.cmd, s.done, s.log = cmd, done, lw
+	s.cmd, s.done, s.log, s.ready = cmd, done, lw, time.Now()
 	s.mu.Unlock()
 	return nil
+}
+
+// WaitUp waits until the server has been up for d (since its last
+// start), so that a client connecting afterwards reads an uptime of at
+// least d: baton's restart guard holds back every lock of ttl d on a
+// server up for less (see redis.Client.RestartGuard). A client connected
+// earlier keeps the start it read then; wait before dialing.
+func (s *Server) WaitUp(d time.Duration) {
+	s.mu.Lock()
+	ready := s.ready
+	s.mu.Unlock()
+	// INFO's uptime_in_seconds is whole seconds, counted from before the
+	// server said it was ready: once d rounded up to seconds has passed
+	// since then, it is at least d.
+	up := d.Truncate(time.Second)
+	if up < d {
+		up += time.Second
+	}
+	<-time.After(time.Until(ready.Add(up + 100*time.Millisecond)))
 }
 
 // logWriter keeps the end of the server's log and closes ready when the
@@ -270,4 +290,62 @@ func (w *logWriter) tail() string {
 		b = b[len(b)-1024:]
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// shared are the servers Shared started, by pool name.
+var shared struct {
+	mu    sync.Mutex
+	pools map[string][]*Server
+	stop  []*Server
+}
+
+// Shared returns the n servers of the named pool, one set for the whole
+// test binary (zero Config, no persistence), started on first use and
+// stopped by StopShared, which TestMain must call. Tests sharing them
+// use names of their own, and must not kill or restart them. A pool is a
+// set of independent servers (Redlock's masters: Shared(t, "redlock", 3));
+// asking a pool for more servers than it has starts the rest.
+func Shared(t testing.TB, pool string, n int) []*Server {
+	t.Helper()
+	bin := Binary(t)
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.pools == nil {
+		shared.pools = map[string][]*Server{}
+	}
+	for len(shared.pools[pool]) < n {
+		s := &Server{t: t, dir: ""}
+		dir, err := os.MkdirTemp("", "redistest-")
+		if err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+		s.dir = dir
+		for range 5 { // a free port may be taken between probe and bind
+			if s.port, err = freeport.Port(); err != nil {
+				continue
+			}
+			if err = s.start(bin); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			t.Fatalf("redistest: %v", err)
+		}
+		shared.pools[pool] = append(shared.pools[pool], s)
+		shared.stop = append(shared.stop, s)
+	}
+	return shared.pools[pool][:n]
+}
+
+// StopShared kills the servers Shared started and removes their
+// directories. Call it from TestMain after m.Run.
+func StopShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	for _, s := range shared.stop {
+		s.Kill()
+		_ = os.RemoveAll(s.dir)
+	}
+	shared.pools, shared.stop = nil, nil
 }
