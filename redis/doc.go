@@ -42,12 +42,50 @@
 //
 // # What a single server gives
 //
-// Mutual exclusion as long as the server keeps its data: a server
-// restarted without persistence (or a replica promoted after an
-// asynchronous failover) may grant the lock to a second client while the
-// first still works. The fencing token is the answer to that and to
-// paused holders: pass it to the resource, and have the resource refuse a
-// token lower than one it has seen.
+// Mutual exclusion while the server keeps its data, and across a restart
+// that lost it (see Restarts). Not across a failover to a replica: a
+// replica promoted after an asynchronous failover (Sentinel, a managed
+// service) may lack the holder's key, and has been up for long; a Client
+// that saw the old master sees the run_id change and waits a ttl, but one
+// that never saw it (a new `baton lock` process) takes the key at once.
+// That is the subject of a later issue ("Redis as people deploy it"). The
+// fencing token is the answer to that and to paused holders: pass it to
+// the resource, and have the resource refuse a token lower than one it
+// has seen.
+//
+// # Restarts
+//
+// The restart guard, on one server as on every Redlock master: a server
+// whose run_id changed since this Client last saw it, or that has been up
+// for less than the lock's ttl, may have restarted without persistence and
+// lost the key of a holder that still believes it holds (its lease ends at
+// most a ttl after its last renewal, which the restart made fail). So no
+// lock of that ttl is granted on it until a ttl has passed since the
+// restart: a Mutex that gets the key there keeps it (renewing it) without
+// holding, and holds once the ttl has passed, counting its validity from a
+// renewal sent then; TryLock gives it back and fails with an error
+// wrapping baton.ErrLocked and ErrRestartGuard; a Lock whose ctx ends
+// meanwhile returns an error wrapping ctx.Err() and ErrRestartGuard, which
+// names the server and the time left (Client.RestartGuard says the same
+// at any time). A restart so costs a ttl of waiting instead of two holders
+// at once, and so does a server started less than a ttl ago: a client that
+// never saw it before cannot tell a fresh server from one restarted empty.
+//
+// The guard reads run_id and uptime_in_seconds with INFO server when a
+// connection is made (NewClient hooks a *goredis.Client's OnConnect): a
+// restarted server is only reachable through new connections, so the
+// guard costs no request per lock cycle. A client NewClient cannot hook
+// asks INFO after every grant. The guard binds baton's clients only:
+// another library on the same key (redsync) takes a restarted server's
+// free key at once. It cannot see a restart behind a proxy that keeps
+// client connections open across it, nor vouch for a server whose INFO
+// gives no run_id (no lock is granted there). It waits the lock's own ttl:
+// every client of a lock must use the same ttl (or the longest).
+//
+// Fencing tokens across a restart: the counter K:token is lost with the
+// keys and seeded again from the server clock in microseconds, above
+// every token drawn before unless that clock went back (or more than a
+// million tokens a second were drawn on K since its first use).
 //
 // A holder whose lease is live releases with one GETDEL. Should the key
 // hold another value then (it was deleted behind the holder's back, by
@@ -103,12 +141,11 @@
 // safety rests on timing: it assumes bounded clock drift and no clock
 // jumps on the servers and the client, and that a master does not lose a
 // key while it is valid, which needs fsync on every write (appendfsync
-// always) or a restarted master kept out of the vote for a ttl. baton
-// keeps a master out of the quorum for one ttl when its run_id changed
-// since we last saw it, or when it has been up for less than a ttl (it
-// reads run_id with INFO on every new connection: a restarted master is
-// only reachable through new ones); it
-// cannot help against a clock jump or a long process pause. Where
+// always) or a restarted master kept out of the vote for a ttl: the
+// restart guard (see Restarts) keeps a master out of the quorum for one
+// ttl when its run_id changed since we last saw it, or when it has been
+// up for less than a ttl. It cannot help against a clock jump or a long
+// process pause. Where
 // correctness matters, use the single-server Mutex's fencing token, or
 // ZooKeeper or etcd.
 package redis

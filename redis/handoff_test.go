@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/await"
-	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -51,7 +50,7 @@ func delta(before, after map[string]int64) map[string]int64 {
 // compare-and-delete: SET NX PX and INCR pipelined to acquire with a
 // token; EVALSHA running GETDEL to release.
 func TestMutexUncontendedCycle(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
+	srv := sharedServer(t)
 	c := dial(t, srv)
 	ctx := within(t, 10*time.Second)
 	m := redis.NewMutex(c, freshKey(t), redis.WithTTL(10*time.Second))
@@ -85,10 +84,12 @@ func TestMutexUncontendedCycle(t *testing.T) {
 // nothing more (one request in all: the release), and the client's one
 // pub/sub channel is subscribed once, however many locks it waits on.
 func TestMutexHandOffInRelease(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
+	srv := sharedServer(t)
 	ch, cw := dial(t, srv), dial(t, srv)
 	ctx := within(t, 20*time.Second)
 	const ttl = 10 * time.Second // no refresh or expiry during the test
+	// The shared server's count before the test.
+	subscribes := commandCalls(t, ch)["subscribe"]
 	// Load the scripts (the first run of each is EVALSHA, NOSCRIPT, EVAL).
 	warm := redis.NewMutex(ch, freshKey(t))
 	if _, err := warm.Lock(ctx); err != nil {
@@ -139,7 +140,7 @@ func TestMutexHandOffInRelease(t *testing.T) {
 	// One SUBSCRIBE per Client that called Lock (sent alongside its first
 	// Lock's first attempt), never one per wait.
 	wakeChannels(t, ctx, ch, 2)
-	if n := commandCalls(t, ch)["subscribe"]; n != 2 {
+	if n := commandCalls(t, ch)["subscribe"] - subscribes; n != 2 {
 		t.Fatalf("%d SUBSCRIBEs for 5 waits on one client and 6 holds on another, want 2", n)
 	}
 	if n, _ := ch.Redis().PubSubChannels(ctx, "baton:wake:*").Result(); len(n) != 2 {
@@ -185,9 +186,11 @@ func TestMutexSkipsExpiredEntry(t *testing.T) {
 // TestMutexManyLocksOneClient: waiters on many keys share their client's
 // one pub/sub connection, and every hand-off reaches the right waiter.
 func TestMutexManyLocksOneClient(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
+	srv := sharedServer(t)
 	ch, cw := dial(t, srv), dial(t, srv)
 	ctx := within(t, 20*time.Second)
+	// The shared server's count before the test.
+	subscribes := commandCalls(t, ch)["subscribe"]
 	const locks = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, locks)
@@ -228,7 +231,7 @@ func TestMutexManyLocksOneClient(t *testing.T) {
 	// One SUBSCRIBE per Client that called Lock: the holders' and the
 	// waiters'.
 	wakeChannels(t, ctx, cw, 2)
-	if n := commandCalls(t, cw)["subscribe"]; n != 2 {
+	if n := commandCalls(t, cw)["subscribe"] - subscribes; n != 2 {
 		l, _ := cw.Redis().ClientList(ctx).Result()
 		t.Fatalf("%d SUBSCRIBEs for %d waiting locks on one client and %d held on another, want 2\n%s", n, locks, locks, l)
 	}
@@ -266,7 +269,7 @@ func TestMutexReleaseRestoresForeignKey(t *testing.T) {
 // pipelined SET and INCR first); once that key is found free again, Lock
 // tries the pipelined SET first again.
 func TestMutexContendedKeyJoinsAtOnce(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
+	srv := sharedServer(t)
 	ch, cw := dial(t, srv), dial(t, srv)
 	ctx := within(t, 20*time.Second)
 	key := freshKey(t)

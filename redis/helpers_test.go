@@ -37,12 +37,32 @@ func dial(t testing.TB, srv *redistest.Server) *redis.Client {
 	return c
 }
 
-// oneServer starts a Redis server for the test and returns it, a Client
-// on it, a ctx that ends after d and a key of the test's own.
+// oneServer returns the package's shared Redis server, a Client on it,
+// a ctx that ends after d and a key of the test's own. The server has
+// been up for baton.DefaultTTL, so the restart guard holds back no lock
+// of that ttl or less; a test must not kill or restart it.
 func oneServer(t testing.TB, d time.Duration) (*redistest.Server, *redis.Client, context.Context, string) {
 	t.Helper()
-	srv := redistest.Start(t, redistest.Config{})
+	srv := sharedServer(t)
 	return srv, dial(t, srv), within(t, d), freshKey(t)
+}
+
+// sharedServer is the package's shared server, up for baton.DefaultTTL
+// (the first call waits for it). Tests on it use keys of their own, and
+// run one at a time, so that those counting its commands count their own.
+func sharedServer(t testing.TB) *redistest.Server {
+	t.Helper()
+	srv := redistest.Shared(t, "redis", 1)[0]
+	srv.WaitUp(baton.DefaultTTL)
+	return srv
+}
+
+// settled waits until the restart guard lets c lock with ttl: on a server
+// up for less than a ttl it holds every lock back (see
+// redis.Client.RestartGuard). Tests that time a lock's life start after it.
+func settled(t testing.TB, c *redis.Client, ttl time.Duration) {
+	t.Helper()
+	await.Until(t, ttl+10*time.Second, "the restart guard to let locks be granted", func() bool { return c.RestartGuard(ttl) == nil })
 }
 
 // within returns a context that ends after d, cancelled when the test ends.

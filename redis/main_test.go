@@ -18,6 +18,7 @@ func TestMain(m *testing.M) {
 	// go-redis logs every failed dial; the fault tests make many.
 	goredis.SetLogger(quiet{})
 	code := m.Run()
+	redistest.StopShared()
 	if code == 0 {
 		// No goroutine of a Client outlives its Close.
 		if err := redistest.FindLeaks(); err != nil {

@@ -78,7 +78,9 @@ func (m *Mutex) Key() string { return m.k.lock }
 // confirmed validity runs out, that is before the key can expire on the
 // server.
 //
-// If ctx ends first, our place in line is given up and ctx.Err() returned.
+// If ctx ends first, our place in line is given up and ctx.Err() returned;
+// when the restart guard was holding the lock back (see
+// Client.RestartGuard), the error wraps ErrRestartGuard too and says so.
 func (m *Mutex) Lock(ctx context.Context) (*baton.Lease, error) {
 	return m.obs.acquire(ctx, false, m.acquire, &m.levels)
 }
@@ -162,10 +164,19 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		if err != nil {
 			return nil, m.giveUp(ctx, value, place{}, err)
 		}
-		if g.ok {
-			return m.held(value, g), nil
-		}
-		if try {
+		switch {
+		case g.ok && try && !m.c.srv.trusted(m.ttl):
+			return nil, m.guarded(ctx, value)
+		case g.ok:
+			l, err := m.settle(ctx, value, g)
+			if err != nil {
+				return nil, m.giveUp(ctx, value, place{}, err)
+			}
+			if l != nil {
+				return l, nil
+			}
+			// Lost while the restart guard held it back: wait in line.
+		case try:
 			return nil, fmt.Errorf("%w: %s", baton.ErrLocked, m.k.lock)
 		}
 	}
@@ -189,7 +200,15 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		if g.ok {
 			m.c.waited.set(m.k.lock, !first)
-			return m.held(value, g), nil
+			l, err := m.settle(ctx, value, g)
+			if err != nil {
+				return nil, m.giveUp(ctx, value, place{}, err)
+			}
+			if l != nil {
+				return l, nil
+			}
+			at = place{} // lost while the restart guard held it back: rejoin
+			continue
 		}
 		at = g.at
 		// Look again when our entry needs a refresh, or when the holder's
@@ -211,7 +230,14 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			// time.
 			if tok, ok := grantFor(msg, at.entry); ok {
 				m.c.waited.set(m.k.lock, true)
-				return m.held(value, grant{ok: true, token: tok, pttl: m.ttl, sent: g.sent}), nil
+				l, err := m.settle(ctx, value, grant{ok: true, token: tok, pttl: m.ttl, sent: g.sent})
+				if err != nil {
+					return nil, m.giveUp(ctx, value, place{}, err)
+				}
+				if l != nil {
+					return l, nil
+				}
+				at = place{} // popped by the hand-off
 			}
 		case <-timer.C:
 		case <-ctx.Done():
@@ -387,6 +413,9 @@ func (m *Mutex) giveUp(ctx context.Context, value string, at place, err error) e
 		<-ctx.Done()
 	}
 	if ctx.Err() != nil {
+		if errors.Is(err, ErrRestartGuard) && errors.Is(err, ctx.Err()) {
+			return err // says why the wait lasted: guardEnded
+		}
 		return ctx.Err()
 	}
 	if errors.Is(err, errClosed) {

@@ -59,6 +59,7 @@ func TestMutexLockUnlock(t *testing.T) {
 
 func TestMutexTryLock(t *testing.T) {
 	_, c, ctx, key := oneServer(t, 10*time.Second)
+	subscribes := commandCalls(t, c)["subscribe"]
 	a := redis.NewMutex(c, key, redis.WithTTL(time.Second))
 	b := redis.NewMutex(c, key, redis.WithTTL(time.Second))
 	if _, err := a.TryLock(ctx); err != nil {
@@ -75,7 +76,7 @@ func TestMutexTryLock(t *testing.T) {
 	}
 	_ = b.Unlock(ctx)
 	// TryLock never waits, so it never subscribes the Client's channel.
-	if n := commandCalls(t, c)["subscribe"]; n != 0 {
+	if n := commandCalls(t, c)["subscribe"] - subscribes; n != 0 {
 		t.Fatalf("%d SUBSCRIBEs after TryLocks only, want 0", n)
 	}
 }
@@ -84,7 +85,7 @@ func TestMutexTryLock(t *testing.T) {
 // many lock cycles and checks that no two critical sections overlap and
 // that fencing tokens strictly increase.
 func TestMutexExclusion(t *testing.T) {
-	srv := redistest.Start(t, redistest.Config{})
+	srv := sharedServer(t)
 	key := freshKey(t)
 	ctx := within(t, 60*time.Second)
 	const clients, cycles = 8, 40
@@ -299,6 +300,7 @@ func TestMutexLostOnKill(t *testing.T) {
 	ctx := within(t, 10*time.Second)
 	const ttl = time.Second
 	m := redis.NewMutex(c, freshKey(t), redis.WithTTL(ttl))
+	settled(t, c, ttl) // a new server: the restart guard's wait is not timed
 	start := time.Now()
 	l, err := m.Lock(ctx)
 	if err != nil {
@@ -359,7 +361,8 @@ func TestMutexRenews(t *testing.T) {
 // TestMutexTokensSurviveRestart: the token counter is seeded from the
 // server clock, so a server restarted empty keeps tokens increasing.
 func TestMutexTokensSurviveRestart(t *testing.T) {
-	srv, c, ctx, key := oneServer(t, 20*time.Second)
+	srv := redistest.Start(t, redistest.Config{})
+	c, ctx, key := dial(t, srv), within(t, 20*time.Second), freshKey(t)
 	m := redis.NewMutex(c, key, redis.WithTTL(time.Second))
 	var last int64
 	for range 3 {
@@ -411,33 +414,39 @@ func unlockCancelled(t *testing.T, ctx context.Context, u interface{ Unlock(cont
 
 // TestMutexWakeAfterReconnect: after the server restarts, the pub/sub
 // connection comes back and a waiter is still woken by the release
-// message. The ttls are long so that only the message (not the fallback
-// wake at the holder's ttl) can wake it within the deadline.
+// message: it holds well before the ttl/3 after which it would look again
+// on its own.
 func TestMutexWakeAfterReconnect(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	cw, ch := dial(t, srv), dial(t, srv)
 	ctx := within(t, 30*time.Second)
 	key := freshKey(t)
-	const ttl = 30 * time.Second
+	const ttl = 3 * time.Second
 	h := redis.NewMutex(ch, key, redis.WithTTL(ttl))
 	w := redis.NewMutex(cw, key, redis.WithTTL(ttl))
 	roundTrip := func() {
+		t.Helper()
+		// The server is new: both wait out the restart guard first.
+		settled(t, ch, ttl)
+		settled(t, cw, ttl)
 		if _, err := h.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
 		got := make(chan error, 1)
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
 		go func() {
-			_, err := w.Lock(wctx)
+			_, err := w.Lock(ctx)
 			got <- err
 		}()
 		queued(t, ch, key, 1)
+		released := time.Now()
 		if err := h.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-got; err != nil {
-			t.Fatalf("waiter not woken by the release: %v", err)
+			t.Fatal(err)
+		}
+		if d := time.Since(released); d > ttl/6 {
+			t.Fatalf("the waiter held %v after the release: not woken by the release message (it looks again every %v)", d, ttl/3)
 		}
 		if err := w.Unlock(ctx); err != nil {
 			t.Fatal(err)
@@ -459,6 +468,7 @@ func TestMutexLostOnPause(t *testing.T) {
 	ctx := within(t, 10*time.Second)
 	const ttl = time.Second
 	m := redis.NewMutex(c, freshKey(t), redis.WithTTL(ttl))
+	settled(t, c, ttl) // a new server: the restart guard's wait is not timed
 	start := time.Now()
 	l, err := m.Lock(ctx)
 	if err != nil {

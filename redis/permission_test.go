@@ -75,6 +75,10 @@ func revokeKeys(t testing.TB, ctx context.Context, admin goredis.UniversalClient
 
 func TestPermissionErrors(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{Users: aclUsers})
+	// The restart guard holds locks back until the server has been up for
+	// their ttl.
+	const ttl = time.Second
+	srv.WaitUp(ttl)
 	admin := dial(t, srv)
 	ctx := within(t, 30*time.Second)
 	// Dial's PING refused: a refusal, not "cannot connect".
@@ -88,7 +92,7 @@ func TestPermissionErrors(t *testing.T) {
 		c := dialAs(t, srv, user)
 		key := freshKey(t)
 		for _, try := range []bool{false, true} {
-			m := redis.NewMutex(c, key)
+			m := redis.NewMutex(c, key, redis.WithTTL(ttl))
 			began := time.Now()
 			var err error
 			if try {
@@ -102,7 +106,7 @@ func TestPermissionErrors(t *testing.T) {
 			}
 		}
 		// Nothing was left behind: another user takes the lock at once.
-		m := redis.NewMutex(admin, key)
+		m := redis.NewMutex(admin, key, redis.WithTTL(ttl))
 		if _, err := m.TryLock(ctx); err != nil {
 			t.Fatalf("after %s's refusals: %v", user, err)
 		}
@@ -114,8 +118,8 @@ func TestPermissionErrors(t *testing.T) {
 	t.Run("Scoped", func(t *testing.T) {
 		// A user granted what the README lists holds, waits, is handed
 		// the lock, and releases.
-		a := redis.NewMutex(dialAs(t, srv, "scoped"), "scoped")
-		b := redis.NewMutex(dialAs(t, srv, "scoped"), "scoped")
+		a := redis.NewMutex(dialAs(t, srv, "scoped"), "scoped", redis.WithTTL(ttl))
+		b := redis.NewMutex(dialAs(t, srv, "scoped"), "scoped", redis.WithTTL(ttl))
 		if _, err := a.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -143,11 +147,11 @@ func TestPermissionErrors(t *testing.T) {
 		// nochan may take a free lock, but not wait for a taken one: it
 		// may not subscribe to its wake-up channel.
 		key := freshKey(t)
-		held := redis.NewMutex(admin, key)
+		held := redis.NewMutex(admin, key, redis.WithTTL(ttl))
 		if _, err := held.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		m := redis.NewMutex(dialAs(t, srv, "nochan"), key)
+		m := redis.NewMutex(dialAs(t, srv, "nochan"), key, redis.WithTTL(ttl))
 		began := time.Now()
 		_, err := m.Lock(ctx)
 		mustPermission(t, "nochan: Lock on a taken lock", err, "NOPERM", began)
@@ -163,7 +167,7 @@ func TestPermissionErrors(t *testing.T) {
 	})
 
 	t.Run("Unlock", func(t *testing.T) {
-		m := redis.NewMutex(dialAs(t, srv, "holder"), freshKey(t))
+		m := redis.NewMutex(dialAs(t, srv, "holder"), freshKey(t), redis.WithTTL(ttl))
 		if _, err := m.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}

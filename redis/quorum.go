@@ -253,7 +253,7 @@ func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(
 		r reply
 	}
 	ask := func(n *node) reply {
-		r := n.check(ictx)
+		r := reply{err: n.c.readServer(ictx)}
 		if r.err == nil {
 			r = do(ictx, n)
 		}
@@ -316,19 +316,4 @@ func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(
 		}
 	}
 	return out
-}
-
-// check reads the master's run_id when no connection hook has: for a
-// client NewClient could not hook, or one whose connections predate the
-// hook. Once known, the hook keeps it current.
-func (n *node) check(ctx context.Context) reply {
-	if n.c.srv.hooked && n.c.srv.known() {
-		return reply{}
-	}
-	info, err := n.c.info(ctx)
-	if err != nil {
-		return reply{err: err}
-	}
-	n.c.srv.saw(parseInfo(info))
-	return reply{}
 }

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +42,30 @@ func TestParseInfo(t *testing.T) {
 	id, up := parseInfo("# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\nuptime_in_seconds:42\r\n")
 	if id != "abc123" || up != 42*time.Second {
 		t.Fatalf("parseInfo = %q, %v", id, up)
+	}
+}
+
+func TestGuardNote(t *testing.T) {
+	const ttl = 6 * time.Second
+	s := &server{}
+	if n := s.guardNote("redis://h:1", ttl); n != "" {
+		t.Fatalf("a server never read: %q, want no note", n)
+	}
+	s.saw("a", 0)
+	if n := s.guardNote("redis://h:1", ttl); !strings.HasPrefix(n, "redis://h:1 has been up for 0s, less than a TTL: it may have restarted and lost keys; locks on it wait until a TTL (6s) has passed: 6s left") {
+		t.Fatalf("young server: %q", n)
+	}
+	s.saw("a", time.Hour)
+	if n := s.guardNote("redis://h:1", ttl); n != "" {
+		t.Fatalf("old server: %q, want no note", n)
+	}
+	s.saw("b", 0)
+	if n := s.guardNote("master redis://h:1", ttl); n != "master redis://h:1 restarted 0s ago (run_id changed); locks on it wait until a TTL (6s) has passed: 6s left" {
+		t.Fatalf("restarted server: %q", n)
+	}
+	blind := &server{}
+	blind.saw("", time.Hour)
+	if n := blind.guardNote("redis://h:1", ttl); !strings.Contains(n, "gives no run_id") {
+		t.Fatalf("server without run_id: %q", n)
 	}
 }

@@ -73,6 +73,9 @@ const noQuorumRounds = 3
 // The run_id is read when a connection is made (a restarted master is
 // only reachable through new connections), not per request.
 //
+// When ctx ends while the guard holds the lock back, Lock's error wraps
+// ErrRestartGuard as well as ctx.Err(), and names the masters.
+//
 // Redlock gives no fencing token: the lease's Token is always 0. It relies
 // on bounded clock drift and no clock jumps, and on masters not losing
 // keys (fsync, or the restart guard above). See the package doc.
@@ -231,6 +234,8 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	ticket := ""
 	noQuorum := 0 // consecutive rounds with too few answers
 	splits := 0   // rounds that got some masters but not a majority
+	// held is why the restart guard held the last round back, if it did.
+	var held error
 	// A key contended when last taken here: join the lines in the first
 	// round, without trying SET NX alone first.
 	first := try || !r.q.waited.has(r.k.lock)
@@ -280,6 +285,9 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 			}
 		}
 		t := r.count(rs)
+		if h := r.heldBack(t); h != nil || t.reachable >= r.q.majority() {
+			held = h // (a round cut short by ctx's end says nothing)
+		}
 		if l := r.won(value, t, start); l != nil {
 			// Leave the lines we are still in now: a later waiter would
 			// hand us masters there (acquire.lua hands a key on to an
@@ -306,7 +314,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		if try || ctx.Err() != nil {
 			r.release(ctx, value, nil, at)
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, guardEnded(ctx.Err(), held)
 			}
 		}
 		// Too few answers: fail fast when the silent masters refused us
@@ -320,9 +328,8 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 				ErrNoQuorum, r.k.lock, t.reachable, len(rs), r.q.majority(), errors.Join(t.errs...))
 		}
 		if try {
-			if t.guarded > 0 && t.granted+t.guarded >= r.q.majority() {
-				return nil, fmt.Errorf("%w: %s: %d of %d instances (re)started within the last ttl and do not count yet",
-					baton.ErrLocked, r.k.lock, t.guarded, len(rs))
+			if held != nil {
+				return nil, fmt.Errorf("%w: %s: %w", baton.ErrLocked, r.k.lock, held)
 			}
 			return nil, fmt.Errorf("%w: %s", baton.ErrLocked, r.k.lock)
 		}
@@ -359,7 +366,7 @@ func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 		}
 		if ctx.Err() != nil {
 			r.release(ctx, value, nil, at)
-			return nil, ctx.Err()
+			return nil, guardEnded(ctx.Err(), held)
 		}
 	}
 }
@@ -449,6 +456,20 @@ func (r *Redlock) won(value string, t tally, start time.Time) *baton.Lease {
 	// Held by the spec's validity; the lease reports a loss a safety
 	// margin before that validity runs out.
 	return r.held(value, start.Add(validity-lossMargin(r.ttl)))
+}
+
+// heldBack returns an error wrapping ErrRestartGuard, naming the masters
+// it kept out of the vote, when the restart guard is why round t did not
+// win: it granted a majority counting the masters the guard keeps out.
+func (r *Redlock) heldBack(t tally) error {
+	if t.guarded == 0 || t.granted >= r.q.majority() || t.granted+t.guarded < r.q.majority() {
+		return nil
+	}
+	notes, _ := r.q.guardNotes(r.ttl)
+	if len(notes) == 0 {
+		notes = []string{fmt.Sprintf("%d restarted less than a TTL ago", t.guarded)}
+	}
+	return fmt.Errorf("%w: %s", ErrRestartGuard, quorumNote(notes, len(r.q.nodes)))
 }
 
 // trusted counts the masters in set that the restart guard trusts.

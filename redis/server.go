@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,12 +15,19 @@ import (
 // run_id and when it started, read with INFO server on every new
 // connection. A process that restarted is only reachable through new
 // connections, so each of its answers comes after its run_id was read
-// here: Redlock's restart guard costs nothing per request.
+// here: the restart guard costs nothing per request.
+//
+// The restart guard: a server whose run_id changed, or that has been up
+// for less than a ttl, may have lost keys a holder still relies on (it
+// restarted without persistence), so no lock of that ttl is granted on it
+// until a ttl has passed: a Mutex keeps such a grant without holding
+// until then, a Redlock does not count the master toward a quorum.
 type server struct {
 	hooked bool // onConnect is installed on every connection
 
 	mu      sync.Mutex
 	runID   string
+	blind   bool      // INFO answered without a run_id (and none is known)
 	started time.Time // now - uptime, when last read (monotonic)
 	changed time.Time // when run_id was seen to change (monotonic)
 }
@@ -44,11 +52,12 @@ func (s *server) onConnect(prev func(context.Context, *goredis.Conn) error) func
 
 // saw records a run_id and uptime read just now.
 func (s *server) saw(runID string, uptime time.Duration) {
-	if runID == "" {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if runID == "" {
+		s.blind = s.runID == ""
+		return
+	}
 	now := time.Now()
 	started := now.Add(-uptime)
 	if s.runID == runID {
@@ -62,7 +71,7 @@ func (s *server) saw(runID string, uptime time.Duration) {
 	if s.runID != "" {
 		s.changed = now
 	}
-	s.runID = runID
+	s.runID, s.blind = runID, false
 	s.started = started
 }
 
@@ -73,20 +82,69 @@ func (s *server) known() bool {
 	return s.runID != ""
 }
 
-// trusted reports whether the server's answers may count toward a quorum:
-// not if its run_id changed less than a ttl ago, nor if it has been up
-// for less than a ttl (it may have lost keys a holder relies on).
-func (s *server) trusted(ttl time.Duration) bool {
+// trusted reports whether the restart guard lets locks of ttl be granted
+// on the server: its run_id is known, did not change less than a ttl ago,
+// and the server has been up for a ttl.
+func (s *server) trusted(ttl time.Duration) bool { return s.guard(ttl).left == 0 }
+
+// guardState is what the restart guard says of a server for locks of one
+// ttl.
+type guardState struct {
+	left    time.Duration // how long locks still wait; 0: trusted
+	unknown bool          // no run_id read yet (left is the ttl)
+	blind   bool          // INFO gave no run_id: never trusted
+	changed bool          // its run_id changed (else: it has been up less than a ttl)
+	ago     time.Duration // since it (re)started, by its uptime
+}
+
+// guard says whether, and for how long, the restart guard keeps locks of
+// ttl off the server.
+func (s *server) guard(ttl time.Duration) guardState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
 	if s.runID == "" {
-		return false
+		return guardState{left: ttl, unknown: !s.blind, blind: s.blind}
 	}
-	if !s.changed.IsZero() && now.Sub(s.changed) < ttl {
-		return false
+	now := time.Now()
+	g := guardState{ago: now.Sub(s.started)}
+	if left := ttl - g.ago; left > 0 {
+		g.left = left
 	}
-	return now.Sub(s.started) >= ttl
+	if !s.changed.IsZero() {
+		if left := ttl - now.Sub(s.changed); left > 0 && left >= g.left {
+			g.left, g.changed = left, true
+		}
+	}
+	return g
+}
+
+// guardNote says why the restart guard keeps locks of ttl off the server
+// named who, or "" when it does not: "redis://h:p restarted 0.2s ago
+// (run_id changed); locks on it wait until a TTL (6s) has passed: 5.8s
+// left".
+func (s *server) guardNote(who string, ttl time.Duration) string {
+	g := s.guard(ttl)
+	switch {
+	case g.left == 0 || g.unknown:
+		return ""
+	case g.blind:
+		return who + " gives no run_id in INFO server, so a restart that lost keys cannot be told: no lock is granted on it"
+	}
+	ago := g.ago.Round(100 * time.Millisecond)
+	why := fmt.Sprintf("has been up for %v, less than a TTL: it may have restarted and lost keys", ago)
+	if g.changed {
+		why = fmt.Sprintf("restarted %v ago (run_id changed)", ago)
+	}
+	return fmt.Sprintf("%s %s; locks on it wait until a TTL (%v) has passed: %v left", who, why, ttl, roundGuard(g.left))
+}
+
+// roundGuard rounds the time left for the guard's messages: to 100 ms,
+// and never to 0 when positive.
+func roundGuard(d time.Duration) time.Duration {
+	if r := d.Round(100 * time.Millisecond); r > 0 || d <= 0 {
+		return r
+	}
+	return 100 * time.Millisecond
 }
 
 // parseInfo reads run_id and uptime from INFO server.
