@@ -30,6 +30,7 @@ type Client struct {
 	srv *server
 
 	waited waited // keys whose last acquisition here had to wait
+	floors floors // per key, the highest token granted here
 
 	closeOnce sync.Once
 }

@@ -21,7 +21,9 @@
 //	            failed only skips a number); seeded with the server time in
 //	            microseconds when missing, so tokens keep increasing even
 //	            after a server restarted without persistence (unless its
-//	            clock went back, or a million grants a second were drawn)
+//	            clock went back, or a million grants a second were drawn);
+//	            and raised above the last token a Client was granted on K
+//	            whenever a grant would not exceed it (see "Restarts")
 //	K:queue     zset, the line: entries "<value>|<deadline>|<ttl>|<channel>"
 //	            scored by ticket (the server time in microseconds when the
 //	            waiter joined, or the Redlock waiter's own ticket), where
@@ -85,7 +87,13 @@
 // Fencing tokens across a restart: the counter K:token is lost with the
 // keys and seeded again from the server clock in microseconds, above
 // every token drawn before unless that clock went back (or more than a
-// million tokens a second were drawn on K since its first use).
+// million tokens a second were drawn on K since its first use). A Client
+// also remembers the last token it was granted on each key (the last
+// 4,096 keys): a grant that would not exceed it raises the counter above
+// it first (one more request, only then), so the tokens a Client is
+// granted on a key never go backwards while it lives, whatever the
+// server's clock does. Tokens granted to different processes are ordered
+// by the server clock alone across an empty restart.
 //
 // A holder whose lease is live releases with one GETDEL. Should the key
 // hold another value then (it was deleted behind the holder's back, by

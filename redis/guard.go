@@ -112,7 +112,8 @@ func (m *Mutex) guarded(ctx context.Context, value string) error {
 // and the lease's validity counts from the renewal that confirmed the key
 // ours after the guard lifted. It returns nil and no error when the key
 // was lost meanwhile (the server restarted again): the caller waits in
-// line again.
+// line again. It also keeps the Client's tokens on the key increasing
+// (see floors).
 func (m *Mutex) settle(ctx context.Context, value string, g grant) (*baton.Lease, error) {
 	if !m.c.srv.hooked {
 		// No hook saw the connection that granted: ask now, after the
@@ -149,5 +150,13 @@ func (m *Mutex) settle(ctx context.Context, value string, g grant) (*baton.Lease
 		}
 		g.sent, g.pttl = sent, m.ttl
 	}
+	if floor := m.c.floors.get(m.k.lock); g.token <= floor {
+		tok, err := m.c.eval(ctx, seedScript, []string{m.k.token}, floor).Int64()
+		if err != nil {
+			return nil, err
+		}
+		g.token = tok
+	}
+	m.c.floors.raise(m.k.lock, g.token)
 	return m.held(value, g), nil
 }

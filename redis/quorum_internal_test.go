@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +68,20 @@ func TestGuardNote(t *testing.T) {
 	blind.saw("", time.Hour)
 	if n := blind.guardNote("redis://h:1", ttl); !strings.Contains(n, "gives no run_id") {
 		t.Fatalf("server without run_id: %q", n)
+	}
+}
+
+func TestFloors(t *testing.T) {
+	var f floors
+	f.raise("k", 5)
+	f.raise("k", 3)
+	if got := f.get("k"); got != 5 {
+		t.Fatalf("floor %d after 5 and 3, want 5", got)
+	}
+	for i := range maxWaited + 10 {
+		f.raise(fmt.Sprint("other", i), 1)
+	}
+	if len(f.m) > maxWaited {
+		t.Fatalf("%d keys remembered, want at most %d", len(f.m), maxWaited)
 	}
 }

@@ -165,3 +165,72 @@ func TestMutexRestartGuardSays(t *testing.T) {
 	}
 	_ = m.Unlock(ctx)
 }
+
+// TestMutexTokensNeverGoBackForAClient: a server restarted empty reseeds
+// the token counter from its clock; should that clock have gone back
+// (here: the counter set below the last token), a Client that was granted
+// a token on the key before is still granted a higher one, on the quick
+// path (SET NX + INCR) and on the line's.
+func TestMutexTokensNeverGoBackForAClient(t *testing.T) {
+	const ttl = time.Second
+	srv, c, ctx, key := oneServer(t, 30*time.Second)
+	m := redis.NewMutex(c, key, redis.WithTTL(ttl))
+	last := int64(0)
+	check := func(what string, l *baton.Lease) {
+		t.Helper()
+		if l.Token() <= last {
+			t.Fatalf("%s: token %d, not above the %d granted before", what, l.Token(), last)
+		}
+		last = l.Token()
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// lower sets the counter as a server would reseed it from a clock a
+	// minute behind.
+	lower := func() {
+		t.Helper()
+		behind := last - int64(time.Minute/time.Microsecond)
+		if err := c.Redis().Set(ctx, key+":token", behind, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("first", l)
+	lower()
+	if l, err = m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("quick path", l)
+
+	// The line: another client holds, ours waits and is handed the lock
+	// by a release that draws its token from the lowered counter.
+	other := redis.NewMutex(dial(t, srv), key, redis.WithTTL(ttl))
+	if _, err := other.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *baton.Lease, 1)
+	errs := make(chan error, 1)
+	go func() {
+		l, err := m.Lock(ctx)
+		if err != nil {
+			errs <- err
+			return
+		}
+		got <- l
+	}()
+	queued(t, c, key, 1)
+	lower()
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l = <-got:
+	case err := <-errs:
+		t.Fatal(err)
+	}
+	check("hand-off", l)
+}
