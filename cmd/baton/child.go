@@ -96,7 +96,7 @@ func waitFor[T any](ctx context.Context, sigs *signals, timeout time.Duration, g
 			case sig != nil:
 				return r.v, exitWith(sigStatus(sig), nil)
 			case timeout > 0 && ctx.Err() == nil && errors.Is(r.err, context.DeadlineExceeded):
-				return r.v, exitWith(exitTimeout, fmt.Errorf("%w after %v", errTimeout, timeout))
+				return r.v, exitWith(exitTimeout, timedOut(timeout, r.err))
 			}
 			return r.v, r.err
 		case s := <-sigs.c:

@@ -45,7 +45,8 @@ func (m *Main) openLine(ctx context.Context, sigs *signals, l *line, need string
 	l.s = s
 	l.stop = func() {}
 	if l.verbose {
-		l.stop = l.reportRenewals()
+		renewals, guard := l.reportRenewals(), l.reportGuard()
+		l.stop = func() { renewals(); guard() }
 	}
 	return nil
 }

@@ -187,7 +187,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 			return exitWith(exitTimeout, fmt.Errorf("lock %s: not free (--try): %w", name, err))
 		}
 		if isTimeout(err) {
-			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v", name, *timeout))
+			return exitWith(exitTimeout, fmt.Errorf("lock %s: not acquired within %v%s", name, *timeout, guardNote(err)))
 		}
 		return wrapExit(err, "lock %s", name)
 	}

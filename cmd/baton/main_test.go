@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	}
 	code := zktest.Main(m)
 	stopSharedEtcd()
+	redistest.StopShared()
 	os.RemoveAll(dir)
 	if code == 0 {
 		// The in-process commands (Main.Run) close every session they open.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/proxy"
 	"github.com/batonhq/baton/internal/redistest"
@@ -30,14 +31,24 @@ func (st testStore) url(addrs []string) string { return st.scheme + "://" + stri
 var testStores = []testStore{
 	{"etcd", func(t *testing.T) []string { return []string{sharedEtcd(t)} }, "etcd", true, true},
 	{"zk", func(t *testing.T) []string { return []string{zktest.Shared(t).Addr()} }, "zk", true, true},
-	{"redis", func(t *testing.T) []string { return []string{redistest.Start(t, redistest.Config{}).Addr()} }, "redis", false, true},
-	{"redlock", func(t *testing.T) []string {
-		var addrs []string
-		for _, s := range redistest.StartN(t, 3, redistest.Config{}) {
-			addrs = append(addrs, s.Addr())
-		}
-		return addrs
-	}, "redlock", false, false},
+	{"redis", func(t *testing.T) []string { return sharedRedis(t, "redis", 1) }, "redis", false, true},
+	{"redlock", func(t *testing.T) []string { return sharedRedis(t, "redlock", 3) }, "redlock", false, false},
+}
+
+// sharedRedis returns the addresses of n Redis servers for the whole test
+// binary (redistest.Shared's pool), once they have been up for the
+// default TTL: the restart guard holds back every lock of a TTL on a
+// server up for less (a fresh one could be one restarted empty), which
+// the tests of the guard try on servers of their own. Tests sharing them
+// use names of their own, as on the shared etcd and ZooKeeper.
+func sharedRedis(t *testing.T, pool string, n int) []string {
+	t.Helper()
+	var addrs []string
+	for _, s := range redistest.Shared(t, pool, n) {
+		s.WaitUp(baton.DefaultTTL)
+		addrs = append(addrs, s.Addr())
+	}
+	return addrs
 }
 
 var etcdShared struct {
