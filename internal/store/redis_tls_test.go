@@ -28,7 +28,7 @@ func TestRedisTLSFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := redis.NewMutex(s.Redis, "tls-lock")
+	h := redis.NewMutex(s.Redis, "tls-lock", redis.WithTTL(time.Second)) // a new server: the restart guard waits a TTL
 	if _, err := h.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
