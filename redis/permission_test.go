@@ -195,6 +195,11 @@ func TestPermissionErrors(t *testing.T) {
 
 func TestRedlockPermissionErrors(t *testing.T) {
 	srvs := redistest.StartN(t, 3, redistest.Config{Users: aclUsers})
+	// Every quorum dialed below counts the masters at once: the restart
+	// guard holds them back until they have been up for a ttl.
+	for _, s := range srvs {
+		s.WaitUp(rlTTL)
+	}
 	ctx := within(t, 30*time.Second)
 	as := func(user string) *redis.Quorum {
 		var urls []string

@@ -39,6 +39,24 @@ func TestTrustRunID(t *testing.T) {
 	}
 }
 
+// An uptime_in_seconds of 1 may be a server up for a millisecond (the
+// difference of two truncated wall-clock times): not trusted for a ttl
+// of a second until that second has passed here.
+func TestTrustUptimeRounding(t *testing.T) {
+	s := &server{}
+	s.saw("a", time.Second)
+	if s.trusted(time.Second) {
+		t.Fatal("uptime 1s trusted at once for a ttl of 1s")
+	}
+	if g := s.guard(time.Second); g.left < 900*time.Millisecond {
+		t.Fatalf("uptime 1s: %v left of a 1s ttl, want about all of it", g.left)
+	}
+	s.saw("a", 3*time.Second)
+	if !s.trusted(time.Second) {
+		t.Fatal("uptime 3s (more than 2s up) not trusted for a ttl of 1s")
+	}
+}
+
 func TestParseInfo(t *testing.T) {
 	id, up := parseInfo("# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\nuptime_in_seconds:42\r\n")
 	if id != "abc123" || up != 42*time.Second {

@@ -63,6 +63,7 @@ func TestMutexRestartedEmpty(t *testing.T) {
 	srv.Kill()
 	killed := time.Now()
 	time.Sleep(200 * time.Millisecond) // the outage's length
+	restarting := time.Now()
 	srv.Restart()
 
 	var lw *baton.Lease
@@ -72,6 +73,9 @@ func TestMutexRestartedEmpty(t *testing.T) {
 		t.Fatalf("waiter: %v", err)
 	}
 	in := time.Now()
+	if d := in.Sub(restarting); d < restartedEmptyTTL {
+		t.Errorf("the waiter held %v after the restart, within the ttl", d)
+	}
 	spW := chk.Enter(1, lw.Token())
 	time.Sleep(200 * time.Millisecond) // the waiter's critical section
 	chk.Leave(spW)

@@ -59,10 +59,14 @@ func (s *server) saw(runID string, uptime time.Duration) {
 		return
 	}
 	now := time.Now()
-	started := now.Add(-uptime)
+	// uptime_in_seconds is the difference of two wall-clock times in whole
+	// seconds (now and the start, each truncated): it may exceed the time
+	// the server has been up by almost a second (1 when it has been up for
+	// 1 ms), never by a second. So the server has been up for more than
+	// uptime - 1s: every reading puts the start at or after the true one;
+	// keep the earliest.
+	started := now.Add(-max(uptime-time.Second, 0))
 	if s.runID == runID {
-		// uptime is in whole seconds: every reading puts the start at or
-		// after the true one; keep the earliest.
 		if started.Before(s.started) {
 			s.started = started
 		}

@@ -23,8 +23,9 @@ const restartTTL = 3 * time.Second
 // lock is held and waited for (issue 26): the holder works until its
 // lease ends, a waiter in line and a client that dials only after the
 // restart (it never saw the old server) work 300 ms each once they hold.
-// No two at once, tokens increasing: the restart guard keeps the lock off
-// the restarted server for a TTL, past every lease granted before.
+// No two at once, tokens increasing, nobody holding within a TTL of the
+// restart: the restart guard keeps the lock off the restarted server for
+// a TTL, past every lease granted before.
 func TestRedisRestartedEmpty(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
 	n := runs(3, 10)
@@ -95,14 +96,22 @@ func redisRestartOnce(t *testing.T, srv *redistest.Server, run int) (margin, rec
 	srv.Kill()
 	killed := time.Now()
 	time.Sleep(200 * time.Millisecond) // the outage's length
+	restarting := time.Now()
 	srv.Restart()
 	go work(2, redis.NewMutex(dial(), key, redis.WithTTL(restartTTL)))
 
+	ok = true
 	first := time.Time{}
 	for range 2 {
 		e := <-entered
 		if e.err != nil {
 			t.Fatalf("run %d: contender %d: %v", run, e.who, e.err)
+		}
+		// The guard's promise: no lock for a TTL after the restart, which
+		// began no earlier than this.
+		if d := e.at.Sub(restarting); d < restartTTL {
+			ok = false
+			t.Errorf("run %d: contender %d held %v after the restart, within the TTL", run, e.who, d)
 		}
 		if first.IsZero() || e.at.Before(first) {
 			first = e.at
@@ -112,7 +121,6 @@ func redisRestartOnce(t *testing.T, srv *redistest.Server, run int) (margin, rec
 	if err := holder.Unlock(ctx); !errors.Is(err, baton.ErrLost) {
 		t.Errorf("run %d: the holder's Unlock after the restart: %v, want an error wrapping baton.ErrLost", run, err)
 	}
-	ok = true
 	if err := chk.Verify(true); err != nil {
 		ok = false
 		t.Errorf("run %d: %v", run, err)

@@ -241,10 +241,12 @@ func (s *Server) start(bin string) error {
 }
 
 // WaitUp waits until the server has been up for d (since its last
-// start), so that a client connecting afterwards reads an uptime of at
-// least d: baton's restart guard holds back every lock of ttl d on a
-// server up for less (see redis.Client.RestartGuard). A client connected
-// earlier keeps the start it read then; wait before dialing.
+// start) and a second more, so that a client connecting afterwards reads
+// an uptime of at least d plus a second: baton's restart guard holds back
+// every lock of ttl d on a server up for less, and takes an uptime in
+// whole seconds to be up to a second more than the time up (see
+// redis.Client.RestartGuard). A client connected earlier keeps the start
+// it read then; wait before dialing.
 func (s *Server) WaitUp(d time.Duration) {
 	s.mu.Lock()
 	ready := s.ready
@@ -256,7 +258,7 @@ func (s *Server) WaitUp(d time.Duration) {
 	if up < d {
 		up += time.Second
 	}
-	<-time.After(time.Until(ready.Add(up + 100*time.Millisecond)))
+	<-time.After(time.Until(ready.Add(up + time.Second + 100*time.Millisecond)))
 }
 
 // logWriter keeps the end of the server's log and closes ready when the
