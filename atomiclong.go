@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/batonhq/baton/internal/codec"
 )
 
 // AtomicLong is a 64-bit counter in Apache Curator's DistributedAtomicLong
@@ -68,7 +70,7 @@ func (a *AtomicLong) Get(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return ParseLong(data)
+	return codec.ParseLong(data)
 }
 
 // Add adds delta and returns the value before and after. With the
@@ -116,7 +118,7 @@ func (a *AtomicLong) tryN(ctx context.Context, f func(int64) int64, locked bool)
 		if err != nil {
 			return 0, 0, err
 		}
-		if pre, err = ParseLong(data); err != nil {
+		if pre, err = codec.ParseLong(data); err != nil {
 			return 0, 0, err
 		}
 		post = f(pre)
@@ -125,7 +127,7 @@ func (a *AtomicLong) tryN(ctx context.Context, f func(int64) int64, locked bool)
 			if err != nil {
 				return 0, 0, err
 			}
-			_, err = a.node.s.conn.Create(ctx, dir, base, LongBytes(post), 0)
+			_, err = a.node.s.conn.Create(ctx, dir, base, codec.LongBytes(post), 0)
 			if err == nil {
 				return pre, post, nil
 			}
@@ -134,7 +136,7 @@ func (a *AtomicLong) tryN(ctx context.Context, f func(int64) int64, locked bool)
 			}
 			continue
 		}
-		err = a.node.set(ctx, n, LongBytes(post), !locked || n.Version != -1)
+		err = a.node.set(ctx, n, codec.LongBytes(post), !locked || n.Version != -1)
 		if err == nil {
 			return pre, post, nil
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/batonhq/baton/internal/codec"
 )
 
 // FuzzCounterBytes: the counter parsers accept exactly Curator's layouts
@@ -14,22 +16,22 @@ func FuzzCounterBytes(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := ParseCount(b)
+		c, err := codec.ParseCount(b)
 		if (err == nil) != (len(b) == 4) {
 			t.Fatalf("ParseCount(%v): %v", b, err)
 		}
-		if err == nil && !bytes.Equal(CountBytes(c), b) {
-			t.Fatalf("ParseCount(%v) = %d, which writes %v", b, c, CountBytes(c))
+		if err == nil && !bytes.Equal(codec.CountBytes(c), b) {
+			t.Fatalf("ParseCount(%v) = %d, which writes %v", b, c, codec.CountBytes(c))
 		}
-		l, err := ParseLong(b)
+		l, err := codec.ParseLong(b)
 		if (err == nil) != (len(b) == 0 || len(b) == 8) {
 			t.Fatalf("ParseLong(%v): %v", b, err)
 		}
 		switch {
 		case err == nil && len(b) == 0 && l != 0:
 			t.Fatalf("ParseLong(empty) = %d, want 0", l)
-		case err == nil && len(b) == 8 && !bytes.Equal(LongBytes(l), b):
-			t.Fatalf("ParseLong(%v) = %d, which writes %v", b, l, LongBytes(l))
+		case err == nil && len(b) == 8 && !bytes.Equal(codec.LongBytes(l), b):
+			t.Fatalf("ParseLong(%v) = %d, which writes %v", b, l, codec.LongBytes(l))
 		}
 		if err != nil && !errors.Is(err, ErrBadCounter) {
 			t.Fatalf("ParseLong(%v): %v, want ErrBadCounter", b, err)

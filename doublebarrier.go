@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/telemetry"
 )
 
@@ -46,7 +47,7 @@ type DoubleBarrier struct {
 	tel  *telemetry.Handle // nil: no telemetry
 
 	mu   sync.Mutex
-	node Node
+	node backend.Node
 	hold *sessionHold // nil without telemetry
 }
 
@@ -61,7 +62,7 @@ func NewDoubleBarrier(s *Session, name string, n int) *DoubleBarrier {
 // Name is the barrier's name on the store.
 func (d *DoubleBarrier) Name() string { return d.name }
 
-func (d *DoubleBarrier) readyPath() string { return Join(d.name, readyName) }
+func (d *DoubleBarrier) readyPath() string { return backend.Join(d.name, readyName) }
 
 // Enter joins the barrier and returns nil once n participants have entered.
 // Enter on a participant that has entered already returns nil at once.
@@ -90,7 +91,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) (err error) {
 	}
 	c := d.s.conn
 	// A participant is a random UUID, as Curator names it.
-	me, err := c.Create(ctx, d.name, uuid.NewString(), withParticipants(d.s.nodeData(), d.n), Ephemeral)
+	me, err := c.Create(ctx, d.name, uuid.NewString(), withParticipants(d.s.nodeData(), d.n), backend.Ephemeral)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) (err error) {
 }
 
 // await returns once the ready node exists, creating it if we are the n-th.
-func (d *DoubleBarrier) await(ctx context.Context, a *telemetry.Acquire, c Conn) error {
+func (d *DoubleBarrier) await(ctx context.Context, a *telemetry.Acquire, c backend.Conn) error {
 	kids, err := c.Children(ctx, d.name)
 	if err != nil {
 		return err
@@ -160,7 +161,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	hold := d.hold
 	d.hold = nil
 	if err == nil {
-		d.node = Node{}
+		d.node = backend.Node{}
 	}
 	d.mu.Unlock()
 	hold.close(d.s)
@@ -170,7 +171,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	return err
 }
 
-func (d *DoubleBarrier) leave(ctx context.Context, c Conn, me Node) error {
+func (d *DoubleBarrier) leave(ctx context.Context, c backend.Conn, me backend.Node) error {
 	for {
 		kids, err := c.Children(ctx, d.name)
 		if err != nil {
@@ -186,7 +187,7 @@ func (d *DoubleBarrier) leave(ctx context.Context, c Conn, me Node) error {
 			break
 		}
 		mine := indexOf(procs, me)
-		var wait Node
+		var wait backend.Node
 		switch {
 		case mine == 0 && len(procs) == 1:
 			if err := c.Delete(ctx, me); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/handle"
 	"github.com/batonhq/baton/internal/telemetry"
 )
@@ -37,7 +38,7 @@ type Election struct {
 // LeaderEvent is one observation of an election's leader.
 type LeaderEvent struct {
 	// Node is the leader's node; its Path is "" when nobody leads.
-	Node Node
+	Node backend.Node
 	// Value is the leader's value as read when the change was seen.
 	Value []byte
 	// Err is set on the last event only, just before the channel closes:
@@ -58,9 +59,9 @@ func NewElection(s *Session, name string) *Election {
 // Name is the election's name on the store.
 func (e *Election) Name() string { return e.name }
 
-var isCandidate = prevOfKinds(KindLatch, KindLock)
+var isCandidate = prevOfKinds(backend.KindLatch, backend.KindLock)
 
-func candidate(n Node) bool { return n.Kind == KindLatch || n.Kind == KindLock }
+func candidate(n backend.Node) bool { return n.Kind == backend.KindLatch || n.Kind == backend.KindLock }
 
 // Campaign joins the election with value and returns nil once we lead.
 // Leadership then lasts until Resign, the loss of our node or the end of the
@@ -108,7 +109,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 // campaign queues our candidate and waits until it leads, reporting to a.
 func (e *Election) campaign(ctx context.Context, value []byte, a *telemetry.Acquire) error {
 	c := e.s.conn
-	me, kids, err := enqueue(ctx, c, e.name, KindLatch, value)
+	me, kids, err := enqueue(ctx, c, e.name, backend.KindLatch, value)
 	if err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, a *telemetry.Acqu
 
 // confirmOwner checks that me still exists in the incarnation we created,
 // owned by our session.
-func confirmOwner(ctx context.Context, c Conn, me Node) error {
+func confirmOwner(ctx context.Context, c backend.Conn, me backend.Node) error {
 	_, n, err := c.Get(ctx, me.Path)
 	if errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("%w: our node %s is gone", ErrLost, me.Path)
@@ -169,10 +170,10 @@ func (e *Election) Lease() *Lease {
 
 // Node returns our candidate node while we lead (or until Resign after a
 // loss), and false otherwise.
-func (e *Election) Node() (Node, bool) {
+func (e *Election) Node() (backend.Node, bool) {
 	h, _, ok := e.held.Current()
 	if !ok {
-		return Node{}, false
+		return backend.Node{}, false
 	}
 	return h.node, true
 }
@@ -205,8 +206,8 @@ func (e *Election) proclaim(ctx context.Context, value []byte) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	err := e.s.conn.Commit(ctx, h.node, Op{Kind: OpSet, Node: h.node, Data: value})
-	if errors.Is(err, ErrGuard) {
+	err := e.s.conn.Commit(ctx, h.node, backend.Op{Kind: backend.OpSet, Node: h.node, Data: value})
+	if errors.Is(err, backend.ErrGuard) {
 		err = fmt.Errorf("%w: %w: %w", ErrLost, ErrRevoked, err)
 		h.end(err)
 	}
@@ -215,35 +216,35 @@ func (e *Election) proclaim(ctx context.Context, value []byte) error {
 
 // Leader returns the current leader's value and node, or ErrNoLeader when
 // nobody leads.
-func (e *Election) Leader(ctx context.Context) ([]byte, Node, error) {
+func (e *Election) Leader(ctx context.Context) ([]byte, backend.Node, error) {
 	if e.bad != nil {
-		return nil, Node{}, e.bad
+		return nil, backend.Node{}, e.bad
 	}
 	const attempts = 8 // the leader may go between listing and reading
 	err := ErrNoLeader
 	for range attempts {
 		kids, lerr := e.s.conn.Children(ctx, e.name)
 		if lerr != nil {
-			return nil, Node{}, lerr
+			return nil, backend.Node{}, lerr
 		}
 		i := firstCandidate(kids)
 		if i < 0 {
-			return nil, Node{}, ErrNoLeader
+			return nil, backend.Node{}, ErrNoLeader
 		}
 		var data []byte
-		var n Node
+		var n backend.Node
 		data, n, err = e.s.conn.Get(ctx, kids[i].Path)
 		if err == nil {
 			return data, n, nil
 		}
 		if !errors.Is(err, ErrNotFound) {
-			return nil, Node{}, err
+			return nil, backend.Node{}, err
 		}
 	}
-	return nil, Node{}, err
+	return nil, backend.Node{}, err
 }
 
-func firstCandidate(kids []Node) int {
+func firstCandidate(kids []backend.Node) int {
 	for i, k := range kids {
 		if candidate(k) {
 			return i

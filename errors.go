@@ -36,9 +36,6 @@ var (
 	ErrNotFound = errors.New("baton: not found")
 	// ErrExists means a node with a fixed name already exists.
 	ErrExists = errors.New("baton: already exists")
-	// ErrGuard means a guarded commit was refused because its guard node
-	// no longer exists in the incarnation given.
-	ErrGuard = errors.New("baton: guard failed")
 	// ErrInvalidName means a recipe name or path is not usable on the store.
 	ErrInvalidName = errors.New("baton: invalid name")
 	// ErrInvalidTTL means a session TTL is outside what the store allows.

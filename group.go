@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // Group is group membership in Apache Curator's GroupMember layout: each
@@ -26,7 +28,7 @@ type Member struct {
 	// Data is the member's data as read with the listing.
 	Data []byte
 	// Node is the member's node on the store.
-	Node Node
+	Node backend.Node
 }
 
 // NewGroup returns a view of the group on name (a ZooKeeper path, an etcd
@@ -46,7 +48,7 @@ func (g *Group) Members(ctx context.Context) ([]Member, error) {
 }
 
 // members returns the members and the listing they were read from.
-func (g *Group) members(ctx context.Context) ([]Member, []Node, error) {
+func (g *Group) members(ctx context.Context) ([]Member, []backend.Node, error) {
 	if g.bad != nil {
 		return nil, nil, g.bad
 	}
@@ -129,7 +131,7 @@ type GroupMember struct {
 // It joins when Run is called. It does no I/O.
 func NewGroupMember(open SessionFunc, name, id string, data []byte) *GroupMember {
 	name, _ = cleanOrKeep(nil, name) // the node's path is checked whole
-	return &GroupMember{name: name, id: id, node: NewPersistentNode(open, Join(name, id), data, true)}
+	return &GroupMember{name: name, id: id, node: NewPersistentNode(open, backend.Join(name, id), data, true)}
 }
 
 // ID is the member's id.

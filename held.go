@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/handle"
 	"github.com/batonhq/baton/internal/telemetry"
 )
@@ -15,7 +16,7 @@ import (
 // the node; it ends as released when free gives the node back.
 type nodeHold struct {
 	s     *Session
-	node  Node
+	node  backend.Node
 	lease *Lease
 	end   func(error)
 	stop  context.CancelFunc // stops watching the session and the node
@@ -26,13 +27,13 @@ type nodeHold struct {
 
 // holdNode returns the hold of our node me on the lock named key, and
 // starts watching the session and the node.
-func holdNode(s *Session, tel *telemetry.Handle, a *telemetry.Acquire, key string, me Node) *nodeHold {
+func holdNode(s *Session, tel *telemetry.Handle, a *telemetry.Acquire, key string, me backend.Node) *nodeHold {
 	return holdNodeRevocable(s, tel, a, key, me, false)
 }
 
 // holdNodeRevocable is holdNode that, with revocable, also watches our
 // node's data for a revocation request (see Revocable).
-func holdNodeRevocable(s *Session, tel *telemetry.Handle, a *telemetry.Acquire, key string, me Node, revocable bool) *nodeHold {
+func holdNodeRevocable(s *Session, tel *telemetry.Handle, a *telemetry.Acquire, key string, me backend.Node, revocable bool) *nodeHold {
 	l, end := s.newLease(tel, a, key, me.Token)
 	ctx, stop := context.WithCancel(context.Background())
 	h := &nodeHold{s: s, node: me, lease: l, end: end, stop: stop, quiet: make(chan struct{}), revocable: revocable}
@@ -73,7 +74,7 @@ func (h *nodeHold) watch(ctx context.Context) {
 // waitRemoved returns nil once that incarnation of n is gone. A failed
 // watch is set again (it finds the node gone if it went meanwhile) until
 // ctx ends or the session does.
-func waitRemoved(ctx context.Context, s *Session, n Node) error {
+func waitRemoved(ctx context.Context, s *Session, n backend.Node) error {
 	backoff := 10 * time.Millisecond
 	for {
 		err := s.conn.WaitGone(ctx, n)
@@ -119,7 +120,7 @@ func (h *nodeHold) free(ctx context.Context) (over bool, err error) {
 }
 
 // nodeHeld is what one side of a node-holding handle holds, by level.
-type nodeHeld = handle.Reentrant[*nodeHold]
+type nodeHeld = handle.Reentrant[*nodeHold, *Lease]
 
 // reenter returns the live lease of r with its level raised, if any.
 // Otherwise it first gives back a hold left over by a loss or a failed

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // Peers whose layouts cannot share a name with baton's recipes are refused
@@ -14,7 +16,7 @@ import (
 // Semaphore leases: kazoo keeps its leases as NAME/<uuid hex> and counts
 // every child of NAME as one, while baton and Curator keep theirs under
 // NAME/leases. Neither side would see the other's leases.
-func checkSemaphoreLayout(ctx context.Context, c Conn, name string) error {
+func checkSemaphoreLayout(ctx context.Context, c backend.Conn, name string) error {
 	kids, err := c.Children(ctx, name)
 	if err != nil {
 		return err
@@ -33,9 +35,9 @@ func checkSemaphoreLayout(ctx context.Context, c Conn, name string) error {
 // nodes and ignore "latch-" ones, so they would lead at the same time as
 // a LeaderLatch or baton leader. (etcd's election keys are bare lease ids
 // and mix correctly.)
-func checkElectionLayout(name string, kids []Node) error {
+func checkElectionLayout(name string, kids []backend.Node) error {
 	for _, k := range kids {
-		if k.Kind == KindLock && (strings.Contains(k.Name, "-lock-") || strings.Contains(k.Name, "__lock__")) {
+		if k.Kind == backend.KindLock && (strings.Contains(k.Name, "-lock-") || strings.Contains(k.Name, "__lock__")) {
 			return fmt.Errorf("%w: %s has a lock-layout candidate %s (Curator's LeaderSelector or kazoo's Election), which would lead beside a LeaderLatch or baton leader", ErrIncompatible, name, k.Name)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // itemQueue is the engine of PriorityQueue and DelayQueue: items are
@@ -37,7 +39,7 @@ func newItemQueue(s *Session, name, kind string) *itemQueue {
 
 // item is one listed item with what its kind says.
 type item struct {
-	n        Node
+	n        backend.Node
 	prio     int32
 	delayMS  int64 // -1: not known (the due time counts)
 	dueMS    int64
@@ -47,7 +49,7 @@ type item struct {
 // list returns the items now deliverable, in order, the listing they
 // came from, and how long until the next item not yet due will be (0 if
 // none is waiting).
-func (q *itemQueue) list(ctx context.Context) (ready, kids []Node, next time.Duration, err error) {
+func (q *itemQueue) list(ctx context.Context) (ready, kids []backend.Node, next time.Duration, err error) {
 	kids, err = q.s.conn.Children(ctx, q.name)
 	if err != nil {
 		return nil, nil, 0, err
@@ -59,14 +61,14 @@ func (q *itemQueue) list(ctx context.Context) (ready, kids []Node, next time.Dur
 	for _, k := range kids {
 		it := item{n: k}
 		switch q.kind {
-		case KindPriority:
-			p, ok := ParsePriorityKind(k.Kind)
+		case backend.KindPriority:
+			p, ok := backend.ParsePriorityKind(k.Kind)
 			if !ok {
 				continue
 			}
 			it.prio = p
 		default:
-			d, due, ok := ParseDelayKind(k.Kind)
+			d, due, ok := backend.ParseDelayKind(k.Kind)
 			if !ok {
 				continue
 			}
@@ -88,7 +90,7 @@ func (q *itemQueue) list(ctx context.Context) (ready, kids []Node, next time.Dur
 		}
 		items = append(items, it)
 	}
-	if q.kind == KindDelay {
+	if q.kind == backend.KindDelay {
 		q.seen = keep
 	}
 	q.mu.Unlock()
@@ -114,7 +116,7 @@ func (q *itemQueue) list(ctx context.Context) (ready, kids []Node, next time.Dur
 }
 
 func (q *itemQueue) put(ctx context.Context, kind string, data []byte) error {
-	_, err := q.s.conn.Create(ctx, q.name, kind, data, Sequential)
+	_, err := q.s.conn.Create(ctx, q.name, kind, data, backend.Sequential)
 	return err
 }
 
@@ -213,10 +215,10 @@ func (q *itemQueue) length(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, k := range kids {
-		if _, ok := ParsePriorityKind(k.Kind); ok && q.kind == KindPriority {
+		if _, ok := backend.ParsePriorityKind(k.Kind); ok && q.kind == backend.KindPriority {
 			n++
 		}
-		if _, _, ok := ParseDelayKind(k.Kind); ok && q.kind == KindDelay {
+		if _, _, ok := backend.ParseDelayKind(k.Kind); ok && q.kind == backend.KindDelay {
 			n++
 		}
 	}

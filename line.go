@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/telemetry"
 )
 
@@ -17,22 +18,22 @@ const cleanupTimeout = 5 * time.Second
 
 // blockerFunc returns the index in kids of the node that the node at index
 // me must wait for, or -1 when it may proceed.
-type blockerFunc func(kids []Node, me int) int
+type blockerFunc func(kids []backend.Node, me int) int
 
 // enqueue creates our node in dir and lists its siblings, in one round trip
 // where the backend can.
-func enqueue(ctx context.Context, c Conn, dir, kind string, data []byte) (Node, []Node, error) {
-	if cl, ok := c.(CreateLister); ok {
-		return cl.CreateAndList(ctx, dir, kind, data, Ephemeral|Sequential)
+func enqueue(ctx context.Context, c backend.Conn, dir, kind string, data []byte) (backend.Node, []backend.Node, error) {
+	if cl, ok := c.(backend.CreateLister); ok {
+		return cl.CreateAndList(ctx, dir, kind, data, backend.Ephemeral|backend.Sequential)
 	}
-	n, err := c.Create(ctx, dir, kind, data, Ephemeral|Sequential)
+	n, err := c.Create(ctx, dir, kind, data, backend.Ephemeral|backend.Sequential)
 	if err != nil {
-		return Node{}, nil, err
+		return backend.Node{}, nil, err
 	}
 	kids, err := c.Children(ctx, dir)
 	if err != nil {
 		removeNode(ctx, c, n)
-		return Node{}, nil, err
+		return backend.Node{}, nil, err
 	}
 	return n, kids, nil
 }
@@ -41,42 +42,42 @@ func enqueue(ctx context.Context, c Conn, dir, kind string, data []byte) (Node, 
 // blocker clears it. With try it never waits: busy says from a listing whether the lock is
 // taken before queuing, and a node that would have to wait is removed;
 // both give ErrLocked. A failed or cancelled wait removes our node.
-func takeTurn(ctx context.Context, a *telemetry.Acquire, c Conn, dir, kind string, data []byte, blocker blockerFunc, try bool, busy func([]Node) bool) (Node, error) {
+func takeTurn(ctx context.Context, a *telemetry.Acquire, c backend.Conn, dir, kind string, data []byte, blocker blockerFunc, try bool, busy func([]backend.Node) bool) (backend.Node, error) {
 	if try {
 		// A contender already in line means the lock is taken: answer
 		// without creating a node.
 		kids, err := c.Children(ctx, dir)
 		if err != nil {
-			return Node{}, err
+			return backend.Node{}, err
 		}
 		if busy(kids) {
-			return Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
+			return backend.Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
 		}
 	}
 	me, kids, err := enqueue(ctx, c, dir, kind, data)
 	if err != nil {
-		return Node{}, err
+		return backend.Node{}, err
 	}
 	if try {
 		a.Queued(indexOf(kids, me))
 		if i := indexOf(kids, me); i < 0 || blocker(kids, i) >= 0 {
 			removeNode(ctx, c, me)
-			return Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
+			return backend.Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
 		}
 		return me, nil
 	}
 	if err := waitTurn(ctx, a, c, dir, kids, me, blocker); err != nil {
 		removeNode(ctx, c, me)
 		if ctx.Err() != nil {
-			return Node{}, ctx.Err()
+			return backend.Node{}, ctx.Err()
 		}
-		return Node{}, err
+		return backend.Node{}, err
 	}
 	return me, nil
 }
 
 // indexOf finds n among kids by path.
-func indexOf(kids []Node, n Node) int {
+func indexOf(kids []backend.Node, n backend.Node) int {
 	for i, k := range kids {
 		if k.Path == n.Path {
 			return i
@@ -99,7 +100,7 @@ func indexOf(kids []Node, n Node) int {
 // long the line. Walking the stale listing instead would cost one request
 // per node ahead of us. The listing is dropped while we wait, so a waiter
 // holds one node, not the whole line.
-func waitTurn(ctx context.Context, a *telemetry.Acquire, c Conn, dir string, kids []Node, me Node, blocker blockerFunc) error {
+func waitTurn(ctx context.Context, a *telemetry.Acquire, c backend.Conn, dir string, kids []backend.Node, me backend.Node, blocker blockerFunc) error {
 	if a != nil {
 		a.Queued(indexOf(kids, me))
 	}
@@ -113,7 +114,7 @@ func waitTurn(ctx context.Context, a *telemetry.Acquire, c Conn, dir string, kid
 			return nil
 		}
 		wait := kids[b]
-		rest := make([]Node, 0, i)
+		rest := make([]backend.Node, 0, i)
 		rest = append(append(rest, kids[:b]...), kids[b+1:i+1]...)
 		more := blocker(rest, len(rest)-1) >= 0
 		kids, rest = nil, nil
@@ -136,7 +137,7 @@ func waitTurn(ctx context.Context, a *telemetry.Acquire, c Conn, dir string, kid
 // reached in that time (a cut connection), it goes on trying in the
 // background until the node is gone or the session ends: a node left
 // behind would stall every waiter queued after it for the session's life.
-func removeNode(ctx context.Context, c Conn, n Node) {
+func removeNode(ctx context.Context, c backend.Conn, n backend.Node) {
 	ctx = context.WithoutCancel(ctx)
 	if deleteWithin(ctx, c, n) {
 		return
@@ -149,7 +150,7 @@ func removeNode(ctx context.Context, c Conn, n Node) {
 // It is for a node nobody holds any more whose delete failed: left there
 // while the session lives, it would stall every waiter queued after it.
 // The delete removes that incarnation only, so a late one harms nothing.
-func keepRemoving(ctx context.Context, c Conn, n Node) {
+func keepRemoving(ctx context.Context, c backend.Conn, n backend.Node) {
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		delay := cleanupRetry
@@ -172,7 +173,7 @@ const cleanupRetry = 100 * time.Millisecond
 // deleteWithin deletes n within cleanupTimeout, and reports whether that
 // settled it: deleted (or gone), or the session is over (its ephemeral
 // nodes go with it).
-func deleteWithin(ctx context.Context, c Conn, n Node) bool {
+func deleteWithin(ctx context.Context, c backend.Conn, n backend.Node) bool {
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
 	err := c.Delete(ctx, n)
@@ -182,7 +183,7 @@ func deleteWithin(ctx context.Context, c Conn, n Node) bool {
 // prevOfKinds returns a blockerFunc that waits for the nearest earlier node
 // whose kind is one of kinds.
 func prevOfKinds(kinds ...string) blockerFunc {
-	return func(kids []Node, me int) int {
+	return func(kids []backend.Node, me int) int {
 		for j := me - 1; j >= 0; j-- {
 			for _, k := range kinds {
 				if kids[j].Kind == k {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // MutexOption configures a Mutex.
@@ -41,11 +43,11 @@ const lockDelayName = "_lockdelay"
 // markHold waits out the lock-delay if the last hold ended uncleanly, then
 // records our hold, guarded by our node me. On failure our node is
 // removed.
-func (m *Mutex) markHold(ctx context.Context, me Node) error {
+func (m *Mutex) markHold(ctx context.Context, me backend.Node) error {
 	c := m.s.conn
 	err := func() error {
-		_, old, err := c.Get(ctx, Join(m.name, lockDelayName))
-		op := Op{Kind: OpCreate, Dir: m.name, Name: lockDelayName, Data: []byte(me.Path)}
+		_, old, err := c.Get(ctx, backend.Join(m.name, lockDelayName))
+		op := backend.Op{Kind: backend.OpCreate, Dir: m.name, Name: lockDelayName, Data: []byte(me.Path)}
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
@@ -60,7 +62,7 @@ func (m *Mutex) markHold(ctx context.Context, me Node) error {
 			case <-m.s.Done():
 				return m.s.Err()
 			}
-			op = Op{Kind: OpSet, Node: old, Data: []byte(me.Path)}
+			op = backend.Op{Kind: backend.OpSet, Node: old, Data: []byte(me.Path)}
 		}
 		if err := c.Commit(ctx, me, op); err != nil {
 			return fmt.Errorf("lock-delay marker: %w", err)
@@ -77,13 +79,13 @@ func (m *Mutex) markHold(ctx context.Context, me Node) error {
 
 // unmarkHold deletes the marker, guarded by our node: the hold ends
 // cleanly. A failure only means the next holder waits the delay.
-func (m *Mutex) unmarkHold(ctx context.Context, me Node) {
+func (m *Mutex) unmarkHold(ctx context.Context, me backend.Node) {
 	c := m.s.conn
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_, mark, err := c.Get(dctx, Join(m.name, lockDelayName))
+	_, mark, err := c.Get(dctx, backend.Join(m.name, lockDelayName))
 	if err != nil {
 		return
 	}
-	_ = c.Commit(dctx, me, Op{Kind: OpDelete, Node: mark})
+	_ = c.Commit(dctx, me, backend.Op{Kind: backend.OpDelete, Node: mark})
 }

@@ -13,18 +13,6 @@ import (
 	"github.com/batonhq/baton/internal/telemetry"
 )
 
-// Locker is a lock handle a MultiLock can take: Mutex, the write side of
-// RWMutex, and the redis package's Mutex and Redlock.
-//
-// A MultiLock places its parts in one global order by store and name. The
-// name is the handle's Name() or Key() method; wrap a handle with OnStore
-// to say which store it is on when a multi-lock spans stores, or to name a
-// Locker that has neither method.
-type Locker interface {
-	Lock(ctx context.Context) (*Lease, error)
-	Unlock(ctx context.Context) error
-}
-
 // OnStore returns l placed on store in a MultiLock's order: parts are
 // sorted by store, then by name. store is any label the processes sharing
 // the locks agree on (an address, "zk", "redis"); name, if empty, is l's
@@ -161,34 +149,13 @@ func (m *MultiLock) Lock(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, false)
 }
 
-// TryLocker is a Locker that can also take its lock only if it is free
-// (Mutex, RWMutex, and the redis package's Mutex and Redlock).
-type TryLocker interface {
-	Locker
-	TryLock(ctx context.Context) (*Lease, error)
-}
-
 // TryLock takes every part only if each is free, all or nothing: it tries
 // the parts in the global order, each with its TryLock, and at the first
 // that is taken (an error wrapping ErrLocked) or fails it releases the
 // parts it took, in reverse, and returns that error. It never waits for
-// another holder. Every part must be a TryLocker; otherwise TryLock
-// returns an error wrapping ErrInvalidName and takes nothing.
+// another holder.
 func (m *MultiLock) TryLock(ctx context.Context) (*Lease, error) {
-	for _, p := range m.parts {
-		if _, ok := unplaced(p).(TryLocker); !ok && m.bad == nil {
-			return nil, fmt.Errorf("%w: multi-lock part %q has no TryLock", ErrInvalidName, nameOf(p))
-		}
-	}
 	return m.acquire(ctx, true)
-}
-
-// unplaced is the handle inside an OnStore wrapper.
-func unplaced(l Locker) Locker {
-	if p, ok := l.(placed); ok {
-		return p.Locker
-	}
-	return l
 }
 
 func (m *MultiLock) acquire(ctx context.Context, try bool) (lease *Lease, err error) {
@@ -225,7 +192,7 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (lease *Lease, err er
 	for _, p := range m.parts {
 		take := p.Lock
 		if try {
-			take = unplaced(p).(TryLocker).TryLock
+			take = p.TryLock
 		}
 		l, err := take(wctx)
 		if err == nil {
@@ -250,7 +217,12 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (lease *Lease, err er
 			return nil, errors.Join(err, unlockAll(ctx, taken))
 		}
 	}
-	lease, end := handle.NewMultiLease(strings.Join(m.Names(), " "), leases[0].Token(), leases)
+	parts := make([]*handle.Lease, len(leases))
+	for i, l := range leases {
+		parts[i] = l.inner()
+	}
+	hl, end := handle.NewMultiLease(strings.Join(m.Names(), " "), leases[0].Token(), parts)
+	lease = leaseOf(hl)
 	if m.tel != nil {
 		end = reportEnd(lease, end, m.tel.StartHold(ctx, lease.Token(), nil))
 	}
@@ -263,7 +235,7 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (lease *Lease, err er
 					end(fmt.Errorf("%s: %w", l.Key(), l.Err()))
 					return
 				case <-revoke:
-					lease.RequestRevoke()
+					lease.inner().RequestRevoke()
 					revoke = nil
 				case <-lease.Done():
 					return

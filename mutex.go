@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/handle"
 	"github.com/batonhq/baton/internal/telemetry"
 )
@@ -76,7 +77,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 // mutexBlockers are the kinds a Mutex waits for: other Mutex contenders,
 // and an RWMutex's readers and writers on the same name, for which a Mutex
 // is a writer (RWMutex counts KindLock nodes as writers).
-var mutexBlockers = []string{KindLock, KindRead, KindWrite}
+var mutexBlockers = []string{backend.KindLock, backend.KindRead, backend.KindWrite}
 
 func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	a := m.tel.StartAcquire(ctx)
@@ -96,7 +97,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}
-	me, err := takeTurn(ctx, a, m.s.conn, m.name, KindLock, m.nodeData(), prevOfKinds(mutexBlockers...), try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, a, m.s.conn, m.name, backend.KindLock, m.nodeData(), prevOfKinds(mutexBlockers...), try, func(kids []backend.Node) bool {
 		for _, k := range kids {
 			if slices.Contains(mutexBlockers, k.Kind) {
 				return true

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // MaxNameLen is the longest recipe name, in bytes, as written (a leading
@@ -83,15 +85,6 @@ func CleanName(name string) (string, error) {
 	return name, nil
 }
 
-// AbsolutePath is name as a store of absolute paths (ZooKeeper) names
-// it: name itself if it starts with "/", else "/" + name.
-func AbsolutePath(name string) string {
-	if strings.HasPrefix(name, "/") {
-		return name
-	}
-	return "/" + name
-}
-
 // refusedRune reports whether ZooKeeper's PathUtils refuses r in a path
 // (it judges UTF-16 code units: every character above U+FFFF is a
 // surrogate pair).
@@ -127,8 +120,8 @@ func cleanOrKeep(s *Session, name string) (string, error) {
 		return name, err
 	}
 	if s != nil {
-		if a, ok := s.conn.(AbsolutePaths); ok && a.AbsolutePaths() {
-			return AbsolutePath(clean), nil
+		if a, ok := s.conn.(backend.AbsolutePaths); ok && a.AbsolutePaths() {
+			return backend.AbsolutePath(clean), nil
 		}
 	}
 	return clean, nil

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // The one rule, by example: what is accepted (kept as written), and what
@@ -48,7 +49,7 @@ func TestCleanName(t *testing.T) {
 
 func TestAbsolutePath(t *testing.T) {
 	for in, want := range map[string]string{"x": "/x", "/x": "/x", "a/b": "/a/b", "/a/b": "/a/b"} {
-		if got := baton.AbsolutePath(in); got != want {
+		if got := backend.AbsolutePath(in); got != want {
 			t.Errorf("AbsolutePath(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -94,7 +95,7 @@ func FuzzCleanName(f *testing.F) {
 		if c, err := baton.CleanName(other); (err != nil) != (len(other) > baton.MaxNameLen) || err == nil && c != other {
 			t.Fatalf("CleanName(%q) = %q, %v; the other spelling of %q", other, c, err, clean)
 		}
-		if abs := baton.AbsolutePath(clean); abs != "/"+strings.TrimPrefix(clean, "/") {
+		if abs := backend.AbsolutePath(clean); abs != "/"+strings.TrimPrefix(clean, "/") {
 			t.Fatalf("AbsolutePath(%q) = %q", clean, abs)
 		}
 	})

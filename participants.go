@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // participantsField is the field of a DoubleBarrier participant's node
@@ -43,9 +45,9 @@ func participantsOf(data []byte) (int, bool) {
 // recorded another: the first arrival's number rules. Once every
 // participant has left, nothing is recorded any more, so the number can
 // change between rounds.
-func (d *DoubleBarrier) countParticipants(ctx context.Context, c Conn, kids []Node) (int, error) {
+func (d *DoubleBarrier) countParticipants(ctx context.Context, c backend.Conn, kids []backend.Node) (int, error) {
 	count := 0
-	var first Node
+	var first backend.Node
 	firstN := 0
 	for _, k := range kids {
 		if k.Name == readyName {

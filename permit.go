@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // PermitSemaphore is a Semaphore whose permits expire, Redisson's
@@ -151,7 +153,7 @@ func (pm *Permit) expire(h *nodeHold, deadline time.Time) {
 			// that read before fails on this write (ErrNotFound).
 			rec.Expired = true
 			b, _ := json.Marshal(rec)
-			err = h.s.conn.Commit(ctx, Node{}, Op{Kind: OpSet, Node: n, Data: b, IfVersion: true})
+			err = h.s.conn.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: n, Data: b, IfVersion: true})
 			if errors.Is(err, ErrConflict) {
 				cancel()
 				deadline = time.Now()
@@ -191,7 +193,7 @@ func (p *PermitSemaphore) Permits(ctx context.Context) ([]PermitInfo, error) {
 		return nil, err
 	}
 	var out []PermitInfo
-	for _, k := range onlyKind(kids, KindLease) {
+	for _, k := range onlyKind(kids, backend.KindLease) {
 		data, n, err := c.Get(ctx, k.Path)
 		if errors.Is(err, ErrNotFound) {
 			continue
@@ -252,9 +254,9 @@ func (p *PermitSemaphore) Extend(ctx context.Context, id string, ttl time.Durati
 		}
 		// At the version read: the holder marking it expired, or
 		// another Extend, wrote since: read it again.
-		err = c.Commit(ctx, got, Op{Kind: OpSet, Node: got, Data: permitData(data, ttl, rec.Gen+1), IfVersion: true})
+		err = c.Commit(ctx, got, backend.Op{Kind: backend.OpSet, Node: got, Data: permitData(data, ttl, rec.Gen+1), IfVersion: true})
 		switch {
-		case errors.Is(err, ErrGuard):
+		case errors.Is(err, backend.ErrGuard):
 			return fmt.Errorf("%w: permit %s: %w", ErrNotFound, id, err)
 		case errors.Is(err, ErrConflict) && try < extendTries:
 			continue
@@ -280,16 +282,16 @@ func (p *PermitSemaphore) ReleaseID(ctx context.Context, id string) error {
 
 // permitID is a lease node's permit id: its name and its fencing token,
 // so that an id never names a later lease of the same name.
-func permitID(n Node) string { return n.Name + "@" + strconv.FormatInt(n.Token, 10) }
+func permitID(n backend.Node) string { return n.Name + "@" + strconv.FormatInt(n.Token, 10) }
 
 // node returns the lease node a permit id names.
-func (p *PermitSemaphore) node(id string) (Node, error) {
+func (p *PermitSemaphore) node(id string) (backend.Node, error) {
 	name, tok, ok := strings.Cut(id, "@")
 	t, err := strconv.ParseInt(tok, 10, 64)
 	if !ok || err != nil || t <= 0 || name == "" || strings.Contains(name, "/") {
-		return Node{}, fmt.Errorf("%w: permit id %q", ErrInvalidName, id)
+		return backend.Node{}, fmt.Errorf("%w: permit id %q", ErrInvalidName, id)
 	}
-	return Node{Path: Join(p.m.leasesDir(), name), Name: name, Kind: KindLease, Token: t}, nil
+	return backend.Node{Path: backend.Join(p.m.leasesDir(), name), Name: name, Kind: backend.KindLease, Token: t}, nil
 }
 
 // permitData is a permit node's data: the identity in base (another
@@ -312,7 +314,7 @@ func parsePermit(data []byte) (permitJSON, bool) {
 	return rec, true
 }
 
-func permitInfo(n Node, data []byte) PermitInfo {
+func permitInfo(n backend.Node, data []byte) PermitInfo {
 	info := PermitInfo{ID: permitID(n)}
 	info.Holder, _ = ParseIdentity(data)
 	if rec, ok := parsePermit(data); ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/memory"
 )
 
@@ -16,7 +17,7 @@ import (
 // onDelete once, before the first Delete of path: a test places another
 // client's step between a recipe's read and its next write.
 type hookedConn struct {
-	baton.Conn
+	backend.Conn
 	mu       sync.Mutex
 	path     string
 	onGet    func()
@@ -34,7 +35,7 @@ func (c *hookedConn) take(path string, f *func()) func() {
 	return g
 }
 
-func (c *hookedConn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
+func (c *hookedConn) Get(ctx context.Context, path string) ([]byte, backend.Node, error) {
 	data, n, err := c.Conn.Get(ctx, path)
 	if f := c.take(path, &c.onGet); f != nil {
 		f()
@@ -42,7 +43,7 @@ func (c *hookedConn) Get(ctx context.Context, path string) ([]byte, baton.Node, 
 	return data, n, err
 }
 
-func (c *hookedConn) Delete(ctx context.Context, n baton.Node) error {
+func (c *hookedConn) Delete(ctx context.Context, n backend.Node) error {
 	if f := c.take(n.Path, &c.onDelete); f != nil {
 		f()
 	}
@@ -72,7 +73,7 @@ func permitRace(t *testing.T, ctx context.Context, ttl time.Duration) (hc *hooke
 	}
 	name, _, _ := strings.Cut(pm.ID, "@")
 	hc.mu.Lock()
-	hc.path = baton.Join("/race/leases", name)
+	hc.path = backend.Join("/race/leases", name)
 	hc.mu.Unlock()
 	return hc, holder, ss[1], pm
 }

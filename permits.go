@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // permitsName is the node, under a Semaphore's name, that records its
@@ -36,9 +38,9 @@ func decodeCount(b []byte) (int, bool) {
 // meanwhile. No record yet: ours is recorded. A different one is
 // refused while a lease is held or waited for, and replaced by ours when
 // none is, so the number can change once the semaphore is empty.
-func (m *Semaphore) checkPermits(ctx context.Context, c Conn, turn Node) error {
-	data, rec, err := c.Get(ctx, Join(m.name, permitsName))
-	op := Op{Kind: OpCreate, Dir: m.name, Name: permitsName, Data: encodeCount(m.n)}
+func (m *Semaphore) checkPermits(ctx context.Context, c backend.Conn, turn backend.Node) error {
+	data, rec, err := c.Get(ctx, backend.Join(m.name, permitsName))
+	op := backend.Op{Kind: backend.OpCreate, Dir: m.name, Name: permitsName, Data: encodeCount(m.n)}
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
@@ -51,11 +53,11 @@ func (m *Semaphore) checkPermits(ctx context.Context, c Conn, turn Node) error {
 		if err != nil {
 			return err
 		}
-		if held := countKind(leases, KindLease); held > 0 {
+		if held := countKind(leases, backend.KindLease); held > 0 {
 			n, _ := decodeCount(data)
 			return fmt.Errorf("%w: %s is a semaphore of %d permits, not %d (%d leases held or waited for; the number can change once none is)", ErrPermitsMismatch, m.name, n, m.n, held)
 		}
-		op = Op{Kind: OpSet, Node: rec, Data: encodeCount(m.n)}
+		op = backend.Op{Kind: backend.OpSet, Node: rec, Data: encodeCount(m.n)}
 	}
 	if err := c.Commit(ctx, turn, op); err != nil {
 		return fmt.Errorf("semaphore %s: recording %d permits: %w", m.name, m.n, err)

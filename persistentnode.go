@@ -8,6 +8,8 @@ import (
 	"path"
 	"sync"
 	"time"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // SessionFunc opens a new session. PersistentNode and GroupMember call it
@@ -37,8 +39,8 @@ type PersistentNode struct {
 
 	mu      sync.Mutex
 	data    []byte
-	node    Node     // the node while it exists (Path == "" otherwise)
-	sess    *Session // the session Run works on
+	node    backend.Node // the node while it exists (Path == "" otherwise)
+	sess    *Session     // the session Run works on
 	changed chan struct{}
 }
 
@@ -71,7 +73,7 @@ func (p *PersistentNode) Run(ctx context.Context) error {
 	}
 	var s *Session
 	defer func() {
-		n := p.set(Node{}, nil)
+		n := p.set(backend.Node{}, nil)
 		if s == nil {
 			return
 		}
@@ -86,7 +88,7 @@ func (p *PersistentNode) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		if s == nil || s.Err() != nil {
 			if s != nil {
-				p.set(Node{}, nil)
+				p.set(backend.Node{}, nil)
 				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 				_ = s.Close(cctx)
 				cancel()
@@ -98,7 +100,7 @@ func (p *PersistentNode) Run(ctx context.Context) error {
 				continue
 			}
 			s = ns
-			p.set(Node{}, s)
+			p.set(backend.Node{}, s)
 		}
 		n, err := p.ensure(ctx, s.conn, dir, name)
 		if errors.Is(err, ErrInvalidName) {
@@ -115,7 +117,7 @@ func (p *PersistentNode) Run(ctx context.Context) error {
 		// Returns nil when the node goes, an error when the session does
 		// (the loop opens another) or ctx ends.
 		if err := s.conn.WaitGone(ctx, n); err == nil {
-			p.set(Node{}, s)
+			p.set(backend.Node{}, s)
 		}
 	}
 	return ctx.Err()
@@ -123,10 +125,10 @@ func (p *PersistentNode) Run(ctx context.Context) error {
 
 // ensure creates the node, or adopts the node already at its path by
 // setting our data on it.
-func (p *PersistentNode) ensure(ctx context.Context, c Conn, dir, name string) (Node, error) {
-	var f Flags
+func (p *PersistentNode) ensure(ctx context.Context, c backend.Conn, dir, name string) (backend.Node, error) {
+	var f backend.Flags
 	if p.ephemeral {
-		f = Ephemeral
+		f = backend.Ephemeral
 	}
 	for {
 		data := p.Data()
@@ -139,13 +141,13 @@ func (p *PersistentNode) ensure(ctx context.Context, c Conn, dir, name string) (
 			continue
 		}
 		if err != nil {
-			return Node{}, err
+			return backend.Node{}, err
 		}
 		if bytes.Equal(got, data) {
 			return n, nil
 		}
-		err = c.Commit(ctx, Node{}, Op{Kind: OpSet, Node: n, Data: data})
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrGuard) {
+		err = c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: n, Data: data})
+		if errors.Is(err, ErrNotFound) || errors.Is(err, backend.ErrGuard) {
 			continue
 		}
 		return n, err
@@ -154,7 +156,7 @@ func (p *PersistentNode) ensure(ctx context.Context, c Conn, dir, name string) (
 
 // set records the node now at our path (none: a zero Node) and the session
 // Run works on, wakes Wait, and returns the node recorded before.
-func (p *PersistentNode) set(n Node, s *Session) Node {
+func (p *PersistentNode) set(n backend.Node, s *Session) backend.Node {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.node
@@ -166,7 +168,7 @@ func (p *PersistentNode) set(n Node, s *Session) Node {
 
 // Node returns the node while it exists as Run last saw it, and false
 // while Run is (re)creating it or not running.
-func (p *PersistentNode) Node() (Node, bool) {
+func (p *PersistentNode) Node() (backend.Node, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.node, p.node.Path != ""
@@ -181,7 +183,7 @@ func (p *PersistentNode) Session() *Session {
 
 // Wait returns the node once it exists (at once if it does), or ctx's
 // error.
-func (p *PersistentNode) Wait(ctx context.Context) (Node, error) {
+func (p *PersistentNode) Wait(ctx context.Context) (backend.Node, error) {
 	for {
 		p.mu.Lock()
 		n, ch := p.node, p.changed
@@ -192,7 +194,7 @@ func (p *PersistentNode) Wait(ctx context.Context) (Node, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return Node{}, ctx.Err()
+			return backend.Node{}, ctx.Err()
 		}
 	}
 }
@@ -215,8 +217,8 @@ func (p *PersistentNode) SetData(ctx context.Context, data []byte) error {
 	if n.Path == "" || s == nil {
 		return nil
 	}
-	err := s.conn.Commit(ctx, Node{}, Op{Kind: OpSet, Node: n, Data: data})
-	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrGuard) {
+	err := s.conn.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: n, Data: data})
+	if errors.Is(err, ErrNotFound) || errors.Is(err, backend.ErrGuard) {
 		return nil // gone: Run creates it again with the new data
 	}
 	return err

@@ -3,6 +3,8 @@ package baton
 import (
 	"context"
 	"time"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // PriorityQueue is a distributed queue whose items come out lowest
@@ -30,7 +32,7 @@ type PriorityQueue struct{ q *itemQueue }
 // NewPriorityQueue returns a priority queue on name (a ZooKeeper path, an
 // etcd prefix). It does no I/O.
 func NewPriorityQueue(s *Session, name string) *PriorityQueue {
-	return &PriorityQueue{q: newItemQueue(s, name, KindPriority)}
+	return &PriorityQueue{q: newItemQueue(s, name, backend.KindPriority)}
 }
 
 // Name is the queue's name on the store.
@@ -42,7 +44,7 @@ func (p *PriorityQueue) Name() string { return p.q.name }
 // etcd.MaxPriority; five digits of its key); another is refused with an
 // error wrapping ErrInvalidPriority, not clamped.
 func (p *PriorityQueue) Put(ctx context.Context, data []byte, priority int32) error {
-	return p.q.put(ctx, PriorityKind(priority), data)
+	return p.q.put(ctx, backend.PriorityKind(priority), data)
 }
 
 // Take removes and returns the first item, waiting for one as long as ctx
@@ -102,7 +104,7 @@ type DelayQueue struct{ q *itemQueue }
 // NewDelayQueue returns a delay queue on name (a ZooKeeper path, an etcd
 // prefix). It does no I/O.
 func NewDelayQueue(s *Session, name string) *DelayQueue {
-	return &DelayQueue{q: newItemQueue(s, name, KindDelay)}
+	return &DelayQueue{q: newItemQueue(s, name, backend.KindDelay)}
 }
 
 // Name is the queue's name on the store.
@@ -116,7 +118,7 @@ func (d *DelayQueue) Put(ctx context.Context, data []byte, delay time.Duration) 
 	if r := delay % time.Millisecond; r != 0 {
 		delay += time.Millisecond - r
 	}
-	return d.q.put(ctx, DelayKind(delay, time.Now().Add(delay)), data)
+	return d.q.put(ctx, backend.DelayKind(delay, time.Now().Add(delay)), data)
 }
 
 // Take removes and returns the first due item, waiting for one as long as

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // Queue is a distributed FIFO queue: each item is a persistent sequential
@@ -115,7 +117,7 @@ func retake(ctx context.Context, s *Session, err error) bool {
 	if ctx.Err() != nil || s.Err() != nil {
 		return false
 	}
-	return errors.Is(err, ErrRevoked) || errors.Is(err, ErrGuard)
+	return errors.Is(err, ErrRevoked) || errors.Is(err, backend.ErrGuard)
 }
 
 // takeErr is what a Take that failed with err returns: the session's
@@ -176,20 +178,20 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 	return n, err
 }
 
-func queueLen(ctx context.Context, c Conn, dir string) (int, error) {
+func queueLen(ctx context.Context, c backend.Conn, dir string) (int, error) {
 	kids, err := c.Children(ctx, dir)
 	if err != nil {
 		return 0, err
 	}
-	return countKind(kids, KindQueue), nil
+	return countKind(kids, backend.KindQueue), nil
 }
 
-func peek(ctx context.Context, c Conn, dir string) ([]byte, error) {
+func peek(ctx context.Context, c backend.Conn, dir string) ([]byte, error) {
 	kids, err := c.Children(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range onlyKind(kids, KindQueue) {
+	for _, k := range onlyKind(kids, backend.KindQueue) {
 		data, _, err := c.Get(ctx, k.Path)
 		if errors.Is(err, ErrNotFound) {
 			continue
@@ -200,8 +202,8 @@ func peek(ctx context.Context, c Conn, dir string) ([]byte, error) {
 }
 
 // onlyKind returns the nodes of one kind, in order.
-func onlyKind(kids []Node, kind string) []Node {
-	var out []Node
+func onlyKind(kids []backend.Node, kind string) []backend.Node {
+	var out []backend.Node
 	for _, k := range kids {
 		if k.Kind == kind {
 			out = append(out, k)
@@ -214,22 +216,22 @@ func onlyKind(kids []Node, kind string) []Node {
 // that a consumer lists the queue once per batch rather than once per item.
 type itemCache struct {
 	mu    sync.Mutex
-	items []Node
+	items []backend.Node
 }
 
-func (c *itemCache) pop() (Node, bool) {
+func (c *itemCache) pop() (backend.Node, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.items) == 0 {
-		return Node{}, false
+		return backend.Node{}, false
 	}
 	n := c.items[0]
 	c.items = c.items[1:]
 	return n, true
 }
 
-func (c *itemCache) fill(items []Node) {
+func (c *itemCache) fill(items []backend.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.items = append([]Node(nil), items...)
+	c.items = append([]backend.Node(nil), items...)
 }

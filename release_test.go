@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/memory"
 )
 
@@ -17,11 +18,11 @@ var errDeleteFails = errors.New("delete failed (injected)")
 // flakyDeletes is a Conn whose next Deletes fail, without reaching the
 // store, while fail is above zero.
 type flakyDeletes struct {
-	baton.Conn
+	backend.Conn
 	fail atomic.Int32
 }
 
-func (c *flakyDeletes) Delete(ctx context.Context, n baton.Node) error {
+func (c *flakyDeletes) Delete(ctx context.Context, n backend.Node) error {
 	if c.fail.Add(-1) >= 0 {
 		return errDeleteFails
 	}

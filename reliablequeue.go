@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/telemetry"
 )
 
@@ -39,9 +40,9 @@ type Item struct {
 	// Data is the item's payload.
 	Data []byte
 	// Node is the item's node on the store.
-	Node Node
+	Node backend.Node
 
-	claim Node
+	claim backend.Node
 }
 
 // NewReliableQueue returns a reliable queue on name (a ZooKeeper path, an
@@ -58,7 +59,7 @@ func (q *ReliableQueue) claimsDir() string {
 	if q.claims != "" {
 		return q.claims
 	}
-	return Join(q.name, claimsName)
+	return backend.Join(q.name, claimsName)
 }
 
 // Put appends an item carrying data. The item is persistent.
@@ -66,7 +67,7 @@ func (q *ReliableQueue) Put(ctx context.Context, data []byte) error {
 	if q.bad != nil {
 		return q.bad
 	}
-	_, err := q.s.conn.Create(ctx, q.name, KindQueue, data, Sequential)
+	_, err := q.s.conn.Create(ctx, q.name, backend.KindQueue, data, backend.Sequential)
 	return err
 }
 
@@ -114,7 +115,7 @@ func (q *ReliableQueue) Poll(ctx context.Context) (*Item, error) {
 // as Queue.take does and listing again when it runs out or an item in it
 // was claimed or taken meanwhile. ErrEmpty comes with the listings of items
 // and claims that had nothing to take.
-func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error) {
+func (q *ReliableQueue) take(ctx context.Context) (*Item, []backend.Node, []backend.Node, error) {
 	if q.bad != nil {
 		return nil, nil, nil, q.bad
 	}
@@ -137,8 +138,8 @@ func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error)
 			for _, cl := range claims {
 				claimed[cl.Name] = true
 			}
-			var free []Node
-			for _, k := range onlyKind(kids, KindQueue) {
+			var free []backend.Node
+			for _, k := range onlyKind(kids, backend.KindQueue) {
 				if !claimed[k.Name] {
 					free = append(free, k)
 				}
@@ -165,7 +166,7 @@ func (q *ReliableQueue) take(ctx context.Context) (*Item, []Node, []Node, error)
 
 // claim tries to claim item k. Without an item or error, someone else has
 // claimed it, or it is gone (acked).
-func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
+func (q *ReliableQueue) claim(ctx context.Context, k backend.Node) (*Item, error) {
 	c := q.s.conn
 	// The claim is created only while the item exists, so a claim never
 	// outlives an acked item, and a consumer behind others in the queue
@@ -173,7 +174,7 @@ func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
 	// Owner marks the claim as ours: a backend that cannot learn its Token
 	// from the commit still tells it from another consumer's later claim
 	// of the same item (etcd compares the owning lease).
-	cl := Node{Path: Join(q.claimsDir(), k.Name), Name: k.Name, Kind: k.Name, Owner: q.s.ID()}
+	cl := backend.Node{Path: backend.Join(q.claimsDir(), k.Name), Name: k.Name, Kind: k.Name, Owner: q.s.ID()}
 	// Once sent, the claim may be made whatever ctx does now: see it
 	// through on a context ctx cannot cancel.
 	if err := ctx.Err(); err != nil {
@@ -181,9 +182,9 @@ func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.s.TTL())
 	defer cancel()
-	err := c.Commit(ctx, Node{Path: k.Path, Name: k.Name, Kind: k.Kind, Token: k.Token},
-		Op{Kind: OpCreate, Dir: q.claimsDir(), Name: k.Name, Flags: Ephemeral})
-	if errors.Is(err, ErrGuard) || errors.Is(err, ErrExists) {
+	err := c.Commit(ctx, backend.Node{Path: k.Path, Name: k.Name, Kind: k.Kind, Token: k.Token},
+		backend.Op{Kind: backend.OpCreate, Dir: q.claimsDir(), Name: k.Name, Flags: backend.Ephemeral})
+	if errors.Is(err, backend.ErrGuard) || errors.Is(err, ErrExists) {
 		return nil, nil
 	}
 	if err != nil {
@@ -220,9 +221,9 @@ func (q *ReliableQueue) claim(ctx context.Context, k Node) (*Item, error) {
 // to that other consumer.
 func (q *ReliableQueue) Ack(ctx context.Context, it *Item) error {
 	err := q.s.conn.Commit(ctx, it.claim,
-		Op{Kind: OpDelete, Node: it.Node},
-		Op{Kind: OpDelete, Node: it.claim})
-	if errors.Is(err, ErrGuard) {
+		backend.Op{Kind: backend.OpDelete, Node: it.Node},
+		backend.Op{Kind: backend.OpDelete, Node: it.claim})
+	if errors.Is(err, backend.ErrGuard) {
 		return fmt.Errorf("%w: claim on %s: %w", ErrLost, it.Node.Path, err)
 	}
 	if errors.Is(err, ErrNotFound) {
@@ -278,7 +279,7 @@ func (q *ReliableQueue) Len(ctx context.Context) (int, error) {
 
 // waitEither returns once the children of dirA differ from a or those of
 // dirB differ from b, whichever comes first.
-func waitEither(ctx context.Context, c Conn, dirA string, a []Node, dirB string, b []Node) error {
+func waitEither(ctx context.Context, c backend.Conn, dirA string, a []backend.Node, dirB string, b []backend.Node) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)

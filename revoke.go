@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // RevokeMarker is what a revocation request writes into the holder's
@@ -37,21 +39,21 @@ func Revocable() MutexOption {
 // A holder that did not ask for revocation (Revocable, Curator's
 // makeRevocable) is not told; its node's data (the identity baton writes)
 // is replaced all the same.
-func Revoke(ctx context.Context, s *Session, name string) (Node, error) {
+func Revoke(ctx context.Context, s *Session, name string) (backend.Node, error) {
 	for range 10 {
 		kids, err := s.conn.Children(ctx, name)
 		if err != nil {
-			return Node{}, err
+			return backend.Node{}, err
 		}
-		var holder *Node
+		var holder *backend.Node
 		for i := range kids {
-			if kids[i].Kind == KindLock {
+			if kids[i].Kind == backend.KindLock {
 				holder = &kids[i]
 				break
 			}
 		}
 		if holder == nil {
-			return Node{}, fmt.Errorf("%w: nobody holds %s", ErrNotHeld, name)
+			return backend.Node{}, fmt.Errorf("%w: nobody holds %s", ErrNotHeld, name)
 		}
 		// A listing need not carry the Token: read it, so that the write
 		// reaches this incarnation only.
@@ -60,25 +62,25 @@ func Revoke(ctx context.Context, s *Session, name string) (Node, error) {
 			continue // released meanwhile: look again
 		}
 		if err != nil {
-			return Node{}, err
+			return backend.Node{}, err
 		}
-		err = s.conn.Commit(ctx, Node{}, Op{Kind: OpSet, Node: n, Data: RevokeMarker})
+		err = s.conn.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: n, Data: RevokeMarker})
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return Node{}, err
+			return backend.Node{}, err
 		}
 		return n, nil
 	}
-	return Node{}, fmt.Errorf("revoke %s: the holder keeps changing", name)
+	return backend.Node{}, fmt.Errorf("revoke %s: the holder keeps changing", name)
 }
 
 // watchRevoke closes l's RevokeRequested once our node n carries
 // RevokeMarker, until ctx ends or n is gone. Failed reads and watches are
 // retried with a growing pause (the loss of the node or session is the
 // hold's own watch's to report).
-func watchRevoke(ctx context.Context, s *Session, n Node, l *Lease) {
+func watchRevoke(ctx context.Context, s *Session, n backend.Node, l *Lease) {
 	backoff := 10 * time.Millisecond
 	for ctx.Err() == nil && s.Err() == nil {
 		data, cur, err := s.conn.Get(ctx, n.Path)
@@ -87,7 +89,7 @@ func watchRevoke(ctx context.Context, s *Session, n Node, l *Lease) {
 		}
 		if err == nil {
 			if bytes.Equal(data, RevokeMarker) {
-				l.RequestRevoke()
+				l.inner().RequestRevoke()
 				return
 			}
 			err = s.conn.WaitChanged(ctx, cur)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/handle"
 	"github.com/batonhq/baton/internal/telemetry"
 )
@@ -120,13 +121,13 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (l *Lease, err e
 		return nil, err
 	}
 
-	kind, blocker := KindRead, readerBlocker(own)
+	kind, blocker := backend.KindRead, readerBlocker(own)
 	if write {
-		kind, blocker = KindWrite, prevOfKinds(KindRead, KindWrite, KindLock)
+		kind, blocker = backend.KindWrite, prevOfKinds(backend.KindRead, backend.KindWrite, backend.KindLock)
 	}
-	me, err := takeTurn(ctx, a, m.s.conn, m.name, kind, m.s.nodeData(), blocker, try, func(kids []Node) bool {
+	me, err := takeTurn(ctx, a, m.s.conn, m.name, kind, m.s.nodeData(), blocker, try, func(kids []backend.Node) bool {
 		for _, k := range kids {
-			if k.Path != own && (exclusive(k) || write && k.Kind == KindRead) {
+			if k.Path != own && (exclusive(k) || write && k.Kind == backend.KindRead) {
 				return true
 			}
 		}
@@ -142,12 +143,12 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (l *Lease, err e
 // exclusive reports whether n is a writer: an RWMutex writer, or a
 // foreign exclusive lock node on the same path (kazoo's Lock and WriteLock
 // both name theirs "__lock__", which parses as KindLock).
-func exclusive(n Node) bool { return n.Kind == KindWrite || n.Kind == KindLock }
+func exclusive(n backend.Node) bool { return n.Kind == backend.KindWrite || n.Kind == backend.KindLock }
 
 // readerBlocker waits for the nearest earlier writer other than own (the
 // path of a writer this same handle holds, or "").
 func readerBlocker(own string) blockerFunc {
-	return func(kids []Node, me int) int {
+	return func(kids []backend.Node, me int) int {
 		for j := me - 1; j >= 0; j-- {
 			if exclusive(kids[j]) && kids[j].Path != own {
 				return j

@@ -3,6 +3,8 @@ package baton
 import (
 	"context"
 	"errors"
+
+	"github.com/batonhq/baton/backend"
 )
 
 // LeaderSelector is leader election in Apache Curator's LeaderSelector
@@ -103,7 +105,7 @@ func (l *LeaderSelector) Leading() bool { return l.m.Held() }
 
 // Leader returns the current leader's id and node, or ErrNoLeader when
 // nobody leads.
-func (l *LeaderSelector) Leader(ctx context.Context) ([]byte, Node, error) {
+func (l *LeaderSelector) Leader(ctx context.Context) ([]byte, backend.Node, error) {
 	return l.e.Leader(ctx)
 }
 

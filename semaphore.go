@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/telemetry"
 )
 
@@ -64,8 +65,8 @@ func (m *Semaphore) Name() string { return m.name }
 // Permits is n, the number of leases that may be held at once.
 func (m *Semaphore) Permits() int { return m.n }
 
-func (m *Semaphore) locksDir() string  { return Join(m.name, "locks") }
-func (m *Semaphore) leasesDir() string { return Join(m.name, "leases") }
+func (m *Semaphore) locksDir() string  { return backend.Join(m.name, "locks") }
+func (m *Semaphore) leasesDir() string { return backend.Join(m.name, "leases") }
 
 // Acquire takes one lease, waiting in line as long as ctx allows. The lease's
 // Token is a fencing token and its Done signals a loss; give it back with
@@ -110,15 +111,15 @@ func (m *Semaphore) acquireWith(ctx context.Context, try bool, data func() []byt
 			return nil, err
 		}
 		m.permits(kids)
-		if countKind(kids, KindLease) >= m.n {
+		if countKind(kids, backend.KindLease) >= m.n {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, m.name)
 		}
 	}
 	// The acquirers' line: each Acquire queues like a stranger, even
 	// several on one Semaphore. Holding the line's head is only a turn to
 	// look at the leases, so it needs no lease of its own.
-	turn, err := takeTurn(ctx, a, c, m.locksDir(), KindLock, m.s.nodeData(), prevOfKinds(KindLock), try, func(kids []Node) bool {
-		return countKind(kids, KindLock) > 0
+	turn, err := takeTurn(ctx, a, c, m.locksDir(), backend.KindLock, m.s.nodeData(), prevOfKinds(backend.KindLock), try, func(kids []backend.Node) bool {
+		return countKind(kids, backend.KindLock) > 0
 	})
 	if err != nil {
 		return nil, err
@@ -131,14 +132,14 @@ func (m *Semaphore) acquireWith(ctx context.Context, try bool, data func() []byt
 	if err := m.checkPermits(ctx, c, turn); err != nil {
 		return nil, err
 	}
-	me, kids, err := enqueue(ctx, c, m.leasesDir(), KindLease, data())
+	me, kids, err := enqueue(ctx, c, m.leasesDir(), backend.KindLease, data())
 	if err != nil {
 		return nil, err
 	}
 	first := true
 	for {
 		m.permits(kids)
-		i := rankOf(kids, me, KindLease)
+		i := rankOf(kids, me, backend.KindLease)
 		if first {
 			// Our position in line is the leases ahead of us beyond
 			// the n that hold a permit.
@@ -207,7 +208,7 @@ func (m *Semaphore) Release(ctx context.Context, l *Lease) error {
 }
 
 // countKind counts the nodes of one kind.
-func countKind(kids []Node, kind string) int {
+func countKind(kids []backend.Node, kind string) int {
 	n := 0
 	for _, k := range kids {
 		if k.Kind == kind {
@@ -219,16 +220,16 @@ func countKind(kids []Node, kind string) int {
 
 // permits records the permits held and free in a listing of the leases:
 // the first n lease nodes hold a permit; nodes after them wait for one.
-func (m *Semaphore) permits(kids []Node) {
+func (m *Semaphore) permits(kids []backend.Node) {
 	if m.tel == nil {
 		return
 	}
-	held := min(countKind(kids, KindLease), m.n)
+	held := min(countKind(kids, backend.KindLease), m.n)
 	m.tel.Permits(held, m.n-held)
 }
 
 // rankOf is the position of me among the nodes of kind, or -1 if absent.
-func rankOf(kids []Node, me Node, kind string) int {
+func rankOf(kids []backend.Node, me backend.Node, kind string) int {
 	r := 0
 	for _, k := range kids {
 		if k.Path == me.Path {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/handle"
 	"github.com/batonhq/baton/internal/telemetry"
 )
@@ -21,7 +22,7 @@ const DefaultTTL = 10 * time.Second
 // the client always learns of a loss before the server can hand its locks to
 // someone else. Done is closed then and Err says why.
 type Session struct {
-	conn  Conn
+	conn  backend.Conn
 	ident Identity     // written into the recipes' nodes
 	tel   *telemetry.T // nil: no telemetry
 }
@@ -29,7 +30,7 @@ type Session struct {
 // NewSession wraps a backend connection. It does no I/O. Its recipes write
 // DefaultIdentity into their nodes; see WithIdentity. With WithTelemetry,
 // the session and its recipes report metrics and spans.
-func NewSession(c Conn, opts ...SessionOption) *Session {
+func NewSession(c backend.Conn, opts ...SessionOption) *Session {
 	var o sessionOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -38,7 +39,7 @@ func NewSession(c Conn, opts ...SessionOption) *Session {
 }
 
 // Conn returns the backend connection under the session.
-func (s *Session) Conn() Conn { return s.conn }
+func (s *Session) Conn() backend.Conn { return s.conn }
 
 // ID is the session's id as the store shows it.
 func (s *Session) ID() string { return s.conn.ID() }
@@ -59,7 +60,7 @@ func (s *Session) Close(ctx context.Context) error { return s.conn.Close(ctx) }
 // deadline is the session's local deadline, or zero if the backend does
 // not say.
 func (s *Session) deadline() time.Time {
-	if e, ok := s.conn.(Expirer); ok {
+	if e, ok := s.conn.(backend.Expirer); ok {
 		return e.Expiry()
 	}
 	return time.Time{}
@@ -69,12 +70,13 @@ func (s *Session) deadline() time.Time {
 // its hold to h (nil: none): the hold starts now and ends with the lease,
 // just after Done closes.
 func (s *Session) newLease(h *telemetry.Handle, a *telemetry.Acquire, key string, token int64) (*Lease, func(error)) {
-	l, end := handle.NewLease(key, token)
-	if e, ok := s.conn.(Expirer); ok {
+	hl, end := handle.NewLease(key, token)
+	if e, ok := s.conn.(backend.Expirer); ok {
 		// The session's deadline is every lease's on it: a lease is lost
 		// when its session is.
-		handle.SetDeadline(l, e.Expiry, handle.DefaultGrace(s.TTL()))
+		handle.SetDeadline(hl, e.Expiry, handle.DefaultGrace(s.TTL()))
 	}
+	l := leaseOf(hl)
 	if h == nil {
 		return l, end
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/internal/codec"
 )
 
 // SharedCount is a counter all clients share, in Apache Curator's
@@ -28,7 +31,7 @@ type VersionedCount struct {
 	Value int32
 	// Version is the count node's data version (Node.Version).
 	Version int64
-	node    Node
+	node    backend.Node
 }
 
 // NewSharedCount returns the shared count NAME, which is seed until first
@@ -43,11 +46,11 @@ func (c *SharedCount) Name() string { return c.node.name }
 // Get reads the count and its version, making the node with the seed if
 // it is missing.
 func (c *SharedCount) Get(ctx context.Context) (VersionedCount, error) {
-	data, n, _, err := c.node.read(ctx, CountBytes(c.seed))
+	data, n, _, err := c.node.read(ctx, codec.CountBytes(c.seed))
 	if err != nil {
 		return VersionedCount{}, err
 	}
-	v, err := ParseCount(data)
+	v, err := codec.ParseCount(data)
 	if err != nil {
 		return VersionedCount{}, err
 	}
@@ -57,11 +60,11 @@ func (c *SharedCount) Get(ctx context.Context) (VersionedCount, error) {
 // Set writes v whatever the count is (Curator's setCount).
 func (c *SharedCount) Set(ctx context.Context, v int32) error {
 	for range maxCounterTries {
-		_, n, _, err := c.node.read(ctx, CountBytes(v))
+		_, n, _, err := c.node.read(ctx, codec.CountBytes(v))
 		if err != nil {
 			return err
 		}
-		err = c.node.set(ctx, n, CountBytes(v), false)
+		err = c.node.set(ctx, n, codec.CountBytes(v), false)
 		if !errors.Is(err, ErrNotFound) {
 			return err
 		}
@@ -76,7 +79,7 @@ func (c *SharedCount) TrySet(ctx context.Context, prev VersionedCount, v int32) 
 	if prev.node.Path == "" {
 		return false, nil // not read from the store
 	}
-	err := c.node.set(ctx, prev.node, CountBytes(v), true)
+	err := c.node.set(ctx, prev.node, codec.CountBytes(v), true)
 	switch {
 	case err == nil:
 		return true, nil

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/telemetry"
 )
 
@@ -64,21 +65,6 @@ func NewHealth(tolerance time.Duration) *Health { return telemetry.NewHealth(tol
 // "orders/#" and "worker-17" "worker-#"; "nightly-report" stays as it is.
 func DefaultNameLabel(name string) string { return telemetry.DefaultNameLabel(name) }
 
-// Renewer is an optional Conn capability that telemetry uses: a report of
-// each confirmed renewal of the session.
-type Renewer interface {
-	// OnRenew makes f be called each time contact with the store is
-	// confirmed, with the time that was left before the session's loss
-	// deadline (Expirer). f must not block.
-	OnRenew(f func(slack time.Duration))
-}
-
-// Backender is an optional Conn capability: the backend's name ("zk",
-// "etcd", "memory"), the backend attribute of the session's metrics.
-type Backender interface {
-	Backend() string
-}
-
 // SessionOption configures NewSession.
 type SessionOption func(*sessionOptions)
 
@@ -91,18 +77,18 @@ func WithTelemetry(t Telemetry) SessionOption {
 	return func(o *sessionOptions) { o.tel = t }
 }
 
-func newTelemetry(c Conn, t Telemetry) *telemetry.T {
-	backend := "unknown"
-	if b, ok := c.(Backender); ok {
-		backend = b.Backend()
+func newTelemetry(c backend.Conn, t Telemetry) *telemetry.T {
+	kind := "unknown"
+	if b, ok := c.(backend.Backender); ok {
+		kind = b.Backend()
 	}
-	tel := telemetry.New(backend, telemetry.Config{
+	tel := telemetry.New(kind, telemetry.Config{
 		MeterProvider:  t.MeterProvider,
 		TracerProvider: t.TracerProvider,
 		NameLabel:      t.NameLabel,
 		Health:         t.Health,
 	})
-	if r, ok := c.(Renewer); ok && tel != nil && t.MeterProvider != nil {
+	if r, ok := c.(backend.Renewer); ok && tel != nil && t.MeterProvider != nil {
 		tel.SessionTTL(c.TTL())
 		r.OnRenew(tel.Renewed)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -16,7 +17,7 @@ import (
 // WaitGone begins. It lets a test cancel a Lock exactly there, on any
 // backend.
 type stepConn struct {
-	baton.Conn
+	backend.Conn
 	step string // "create", "list" or "wait"
 	once sync.Once
 	hook func()
@@ -28,7 +29,7 @@ func (c *stepConn) at(step string) {
 	}
 }
 
-func (c *stepConn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
+func (c *stepConn) Create(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, error) {
 	n, err := c.Conn.Create(ctx, dir, kind, data, f)
 	if err == nil {
 		c.at("create")
@@ -36,7 +37,7 @@ func (c *stepConn) Create(ctx context.Context, dir, kind string, data []byte, f 
 	return n, err
 }
 
-func (c *stepConn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
+func (c *stepConn) Children(ctx context.Context, dir string) ([]backend.Node, error) {
 	kids, err := c.Conn.Children(ctx, dir)
 	if err == nil {
 		c.at("list")
@@ -46,7 +47,7 @@ func (c *stepConn) Children(ctx context.Context, dir string) ([]baton.Node, erro
 
 // WaitGone runs the "wait" hook beside the wait, so that what the hook
 // does (a cancel) lands while the wait is under way.
-func (c *stepConn) WaitGone(ctx context.Context, n baton.Node) error {
+func (c *stepConn) WaitGone(ctx context.Context, n backend.Node) error {
 	if c.step == "wait" {
 		go c.once.Do(c.hook)
 	}
@@ -55,7 +56,7 @@ func (c *stepConn) WaitGone(ctx context.Context, n baton.Node) error {
 
 // WaitChildren is the "wait" step of a recipe that waits on a listing
 // (Semaphore), as WaitGone.
-func (c *stepConn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
+func (c *stepConn) WaitChildren(ctx context.Context, dir string, since []backend.Node) error {
 	if c.step == "wait" {
 		go c.once.Do(c.hook)
 	}
@@ -66,8 +67,8 @@ func (c *stepConn) WaitChildren(ctx context.Context, dir string, since []baton.N
 // request: both steps are that request.
 type stepLister struct{ *stepConn }
 
-func (c stepLister) CreateAndList(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, []baton.Node, error) {
-	n, kids, err := c.Conn.(baton.CreateLister).CreateAndList(ctx, dir, kind, data, f)
+func (c stepLister) CreateAndList(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, []backend.Node, error) {
+	n, kids, err := c.Conn.(backend.CreateLister).CreateAndList(ctx, dir, kind, data, f)
 	if err == nil {
 		c.at("create")
 		c.at("list")
@@ -78,7 +79,7 @@ func (c stepLister) CreateAndList(ctx context.Context, dir, kind string, data []
 // withStep wraps s's Conn so that hook runs once at step.
 func withStep(s *baton.Session, step string, hook func()) *baton.Session {
 	sc := &stepConn{Conn: s.Conn(), step: step, hook: hook}
-	if _, ok := s.Conn().(baton.CreateLister); ok {
+	if _, ok := s.Conn().(backend.CreateLister); ok {
 		return baton.NewSession(stepLister{sc})
 	}
 	return baton.NewSession(sc)
@@ -107,7 +108,7 @@ var (
 		},
 	}
 	semaphoreAcquirer = acquirer{
-		dirs: func(name string) []string { return []string{baton.Join(name, "locks"), baton.Join(name, "leases")} },
+		dirs: func(name string) []string { return []string{backend.Join(name, "locks"), backend.Join(name, "leases")} },
 		make: func(s *baton.Session, name string) (func(context.Context) (*baton.Lease, error), func(context.Context, *baton.Lease) error) {
 			m := baton.NewSemaphore(s, name, 1)
 			return m.Acquire, m.Release

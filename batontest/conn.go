@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // connSuite lists the tests of the Conn primitives themselves.
@@ -53,10 +54,10 @@ func testConnCreateOnce(t *testing.T, h Harness) {
 	for _, tc := range []struct {
 		name string
 		kind string
-		f    baton.Flags
+		f    backend.Flags
 	}{
-		{"sequential", baton.KindLock, baton.Ephemeral | baton.Sequential},
-		{"literal", "fixed", baton.Ephemeral},
+		{"sequential", backend.KindLock, backend.Ephemeral | backend.Sequential},
+		{"literal", "fixed", backend.Ephemeral},
 	} {
 		dir := h.Path(t)
 		h.DropCreateReply(t, s)
@@ -91,7 +92,7 @@ func testConnChildrenOrder(t *testing.T, h Harness) {
 	dir := h.Path(t)
 	var want []string
 	for i := range 6 {
-		n, err := ss[i%2].Conn().Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+		n, err := ss[i%2].Conn().Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +103,7 @@ func testConnChildrenOrder(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 	}
-	want = append(want, baton.Join(dir, "alpha"), baton.Join(dir, "mid"), baton.Join(dir, "zeta"))
+	want = append(want, backend.Join(dir, "alpha"), backend.Join(dir, "mid"), backend.Join(dir, "zeta"))
 	for _, s := range ss {
 		kids, err := s.Conn().Children(ctx, dir)
 		if err != nil {
@@ -127,7 +128,7 @@ func testConnChildrenOrder(t *testing.T, h Harness) {
 		}
 	}
 	for _, p := range want[6:] {
-		if err := ss[0].Conn().Delete(ctx, baton.Node{Path: p}); err != nil {
+		if err := ss[0].Conn().Delete(ctx, backend.Node{Path: p}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,7 +136,7 @@ func testConnChildrenOrder(t *testing.T, h Harness) {
 
 // recreate makes a node named name in dir, removes it and makes it again:
 // two incarnations of one path.
-func recreate(t *testing.T, ctx context.Context, c baton.Conn, dir, name string) (old, cur baton.Node) {
+func recreate(t *testing.T, ctx context.Context, c backend.Conn, dir, name string) (old, cur backend.Node) {
 	t.Helper()
 	old, err := c.Create(ctx, dir, name, []byte("old"), 0)
 	if err != nil {
@@ -173,7 +174,7 @@ func testConnRecreatedQueueItem(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	c := h.Open(t, LoadTTL).Conn()
 	dir := h.Path(t)
-	old, err := c.Create(ctx, dir, baton.KindQueue, []byte("old"), baton.Sequential)
+	old, err := c.Create(ctx, dir, backend.KindQueue, []byte("old"), backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,10 +182,10 @@ func testConnRecreatedQueueItem(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	// Remove the emptied directory where the store has one.
-	if err := c.Delete(ctx, baton.Node{Path: dir}); err != nil && !errors.Is(err, baton.ErrNotFound) {
+	if err := c.Delete(ctx, backend.Node{Path: dir}); err != nil && !errors.Is(err, baton.ErrNotFound) {
 		t.Fatalf("delete %s: %v", dir, err)
 	}
-	cur, err := c.Create(ctx, dir, baton.KindQueue, []byte("new"), baton.Sequential)
+	cur, err := c.Create(ctx, dir, backend.KindQueue, []byte("new"), backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func testConnRecreatedQueueItem(t *testing.T, h Harness) {
 	checkIncarnations(t, ctx, c, dir, old, cur)
 }
 
-func checkIncarnations(t *testing.T, ctx context.Context, c baton.Conn, dir string, old, cur baton.Node) {
+func checkIncarnations(t *testing.T, ctx context.Context, c backend.Conn, dir string, old, cur backend.Node) {
 	t.Helper()
 	intact := func(what string) {
 		t.Helper()
@@ -209,21 +210,21 @@ func checkIncarnations(t *testing.T, ctx context.Context, c baton.Conn, dir stri
 			t.Fatalf("after %s: the new incarnation changed: token %d (want %d), data %q", what, n.Token, cur.Token, data)
 		}
 	}
-	err := c.Commit(ctx, old, baton.Op{Kind: baton.OpSet, Node: cur, Data: []byte("guarded by the old")})
-	if !errors.Is(err, baton.ErrGuard) {
+	err := c.Commit(ctx, old, backend.Op{Kind: backend.OpSet, Node: cur, Data: []byte("guarded by the old")})
+	if !errors.Is(err, backend.ErrGuard) {
 		t.Fatalf("Commit guarded by a removed incarnation: %v, want ErrGuard", err)
 	}
 	intact("a Commit guarded by the old incarnation")
-	err = c.Commit(ctx, old, baton.Op{Kind: baton.OpDelete, Node: old})
-	if !errors.Is(err, baton.ErrGuard) {
+	err = c.Commit(ctx, old, backend.Op{Kind: backend.OpDelete, Node: old})
+	if !errors.Is(err, backend.ErrGuard) {
 		t.Fatalf("Commit deleting the old incarnation, guarded by it: %v, want ErrGuard", err)
 	}
 	intact("a guarded Commit deleting the old incarnation")
-	if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpSet, Node: old, Data: []byte("set on the old")}); err == nil {
+	if err := c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: old, Data: []byte("set on the old")}); err == nil {
 		t.Fatal("Commit setting a removed incarnation succeeded")
 	}
 	intact("a Commit setting the old incarnation")
-	if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpDelete, Node: old}); err == nil {
+	if err := c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpDelete, Node: old}); err == nil {
 		t.Fatal("Commit deleting a removed incarnation succeeded")
 	}
 	intact("a Commit deleting the old incarnation")
@@ -237,10 +238,10 @@ func checkIncarnations(t *testing.T, ctx context.Context, c baton.Conn, dir stri
 		t.Fatalf("WaitGone on a removed incarnation: %v, want nil at once", err)
 	}
 	// And the current incarnation is still reachable exactly.
-	if err := c.Commit(ctx, cur, baton.Op{Kind: baton.OpSet, Node: cur, Data: []byte("new")}); err != nil {
+	if err := c.Commit(ctx, cur, backend.Op{Kind: backend.OpSet, Node: cur, Data: []byte("new")}); err != nil {
 		t.Fatalf("Commit guarded by the current incarnation: %v", err)
 	}
-	if err := c.Commit(ctx, cur, baton.Op{Kind: baton.OpDelete, Node: cur}); err != nil {
+	if err := c.Commit(ctx, cur, backend.Op{Kind: backend.OpDelete, Node: cur}); err != nil {
 		t.Fatalf("Commit deleting the current incarnation: %v", err)
 	}
 	if _, _, err := c.Get(ctx, cur.Path); !errors.Is(err, baton.ErrNotFound) {
@@ -250,7 +251,7 @@ func checkIncarnations(t *testing.T, ctx context.Context, c baton.Conn, dir stri
 
 // waitChildrenReturns runs WaitChildren(dir, since) for up to d and says
 // whether it returned nil within it (false if it was still waiting).
-func waitChildrenReturns(t *testing.T, ctx context.Context, c baton.Conn, dir string, since []baton.Node, d time.Duration) bool {
+func waitChildrenReturns(t *testing.T, ctx context.Context, c backend.Conn, dir string, since []backend.Node, d time.Duration) bool {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -275,7 +276,7 @@ func testConnWaitChildrenRule(t *testing.T, h Harness) {
 	c := h.Open(t, LoadTTL).Conn()
 	dir := h.Path(t)
 	for range 3 {
-		if _, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); err != nil {
+		if _, err := c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -283,40 +284,40 @@ func testConnWaitChildrenRule(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := func(f func([]baton.Node) []baton.Node) []baton.Node {
-		return f(append([]baton.Node(nil), list...))
+	mod := func(f func([]backend.Node) []backend.Node) []backend.Node {
+		return f(append([]backend.Node(nil), list...))
 	}
 	cases := []struct {
 		name  string
-		since []baton.Node
+		since []backend.Node
 	}{
 		{"the same listing", list},
-		{"reversed", mod(func(s []baton.Node) []baton.Node {
+		{"reversed", mod(func(s []backend.Node) []backend.Node {
 			for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
 				s[i], s[j] = s[j], s[i]
 			}
 			return s
 		})},
-		{"tokens unknown", mod(func(s []baton.Node) []baton.Node {
+		{"tokens unknown", mod(func(s []backend.Node) []backend.Node {
 			for i := range s {
 				s[i].Token = 0
 			}
 			return s
 		})},
-		{"other fields changed", mod(func(s []baton.Node) []baton.Node {
+		{"other fields changed", mod(func(s []backend.Node) []backend.Node {
 			for i := range s {
 				s[i].Seq, s[i].Owner, s[i].Created = 0, "", time.Time{}
 			}
 			return s
 		})},
-		{"another token", mod(func(s []baton.Node) []baton.Node {
+		{"another token", mod(func(s []backend.Node) []backend.Node {
 			s[1].Token = 1 << 40
 			return s
 		})},
 		{"one missing", list[1:]},
-		{"one extra", append(mod(func(s []baton.Node) []baton.Node { return s }), baton.Node{Path: baton.Join(dir, "ghost"), Name: "ghost"})},
-		{"one replaced", mod(func(s []baton.Node) []baton.Node {
-			s[0] = baton.Node{Path: baton.Join(dir, "ghost"), Name: "ghost"}
+		{"one extra", append(mod(func(s []backend.Node) []backend.Node { return s }), backend.Node{Path: backend.Join(dir, "ghost"), Name: "ghost"})},
+		{"one replaced", mod(func(s []backend.Node) []backend.Node {
+			s[0] = backend.Node{Path: backend.Join(dir, "ghost"), Name: "ghost"}
 			return s
 		})},
 		{"empty", nil},
@@ -326,7 +327,7 @@ func testConnWaitChildrenRule(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := baton.ChildrenDiffer(now, tc.since)
+		want := backend.ChildrenDiffer(now, tc.since)
 		d := notReturning
 		if want {
 			d = 30 * time.Second
@@ -347,7 +348,7 @@ func testConnWaitChildrenRule(t *testing.T, h Harness) {
 		// The wait may or may not be armed yet: either way it must
 		// see the change.
 		if change == "create" {
-			_, err = c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+			_, err = c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 		} else {
 			err = c.Delete(ctx, since[0])
 		}
@@ -364,21 +365,21 @@ func testConnWaitChildrenRule(t *testing.T, h Harness) {
 }
 
 // connCalls calls every Conn method once on c, with nodes of dir.
-func connCalls(ctx context.Context, c baton.Conn, dir string, n baton.Node) map[string]error {
+func connCalls(ctx context.Context, c backend.Conn, dir string, n backend.Node) map[string]error {
 	errs := map[string]error{}
-	_, errs["Create"] = c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	_, errs["Create"] = c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	_, errs["Create literal"] = c.Create(ctx, dir, "fixed", nil, 0)
 	_, errs["Children"] = c.Children(ctx, dir)
 	_, _, errs["Get"] = c.Get(ctx, n.Path)
 	errs["Delete"] = c.Delete(ctx, n)
 	errs["WaitGone"] = c.WaitGone(ctx, n)
 	errs["WaitChildren"] = c.WaitChildren(ctx, dir, nil)
-	_, errs["WaitExists"] = c.WaitExists(ctx, baton.Join(dir, "never"))
+	_, errs["WaitExists"] = c.WaitExists(ctx, backend.Join(dir, "never"))
 	errs["WaitChanged"] = c.WaitChanged(ctx, n)
-	errs["Commit"] = c.Commit(ctx, n, baton.Op{Kind: baton.OpSet, Node: n, Data: []byte("x")})
-	errs["Commit unguarded"] = c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpCreate, Dir: dir, Name: "made", Flags: baton.Ephemeral})
-	if cl, ok := c.(baton.CreateLister); ok {
-		_, _, errs["CreateAndList"] = cl.CreateAndList(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	errs["Commit"] = c.Commit(ctx, n, backend.Op{Kind: backend.OpSet, Node: n, Data: []byte("x")})
+	errs["Commit unguarded"] = c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpCreate, Dir: dir, Name: "made", Flags: backend.Ephemeral})
+	if cl, ok := c.(backend.CreateLister); ok {
+		_, _, errs["CreateAndList"] = cl.CreateAndList(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	}
 	return errs
 }
@@ -398,7 +399,7 @@ func testConnSessionGone(t *testing.T, h Harness) {
 			}
 			c := s.Conn()
 			dir := h.Path(t)
-			n, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+			n, err := c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -438,7 +439,7 @@ func testConnCancelled(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	c := h.Open(t, LoadTTL).Conn()
 	dir := h.Path(t)
-	n, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	n, err := c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +466,7 @@ func testConnCancelWaiting(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	c := h.Open(t, LoadTTL).Conn()
 	dir := h.Path(t)
-	n, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	n, err := c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +479,7 @@ func testConnCancelWaiting(t *testing.T, h Harness) {
 		"WaitChanged":  func(ctx context.Context) error { return c.WaitChanged(ctx, n) },
 		"WaitChildren": func(ctx context.Context) error { return c.WaitChildren(ctx, dir, list) },
 		"WaitExists": func(ctx context.Context) error {
-			_, err := c.WaitExists(ctx, baton.Join(dir, "never"))
+			_, err := c.WaitExists(ctx, backend.Join(dir, "never"))
 			return err
 		},
 	}
@@ -520,7 +521,7 @@ func testConnWaitChanged(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := func(n baton.Node) chan error {
+	wait := func(n backend.Node) chan error {
 		res := make(chan error, 1)
 		go func() { res <- c.WaitChanged(ctx, n) }()
 		return res
@@ -535,7 +536,7 @@ func testConnWaitChanged(t *testing.T, h Harness) {
 	}
 	res := wait(n)
 	quiet(res, "before any write")
-	if err := other.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpSet, Node: n, Data: []byte("b")}); err != nil {
+	if err := other.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: n, Data: []byte("b")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-res; err != nil {
@@ -568,34 +569,34 @@ func testConnCommitIfVersion(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	dir := h.Path(t)
 	c := sessions(t, h, 1)[0].Conn()
-	if _, err := c.Create(ctx, dir, "v", []byte("a"), baton.Ephemeral); err != nil {
+	if _, err := c.Create(ctx, dir, "v", []byte("a"), backend.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
-	_, n, err := c.Get(ctx, baton.Join(dir, "v"))
+	_, n, err := c.Get(ctx, backend.Join(dir, "v"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpSet, Node: n, Data: []byte("b"), IfVersion: true}); err != nil {
+	if err := c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: n, Data: []byte("b"), IfVersion: true}); err != nil {
 		t.Fatalf("Set at the version read: %v", err)
 	}
-	stale := []baton.Op{
-		{Kind: baton.OpCreate, Dir: dir, Name: "side", Flags: baton.Ephemeral},
-		{Kind: baton.OpSet, Node: n, Data: []byte("c"), IfVersion: true},
+	stale := []backend.Op{
+		{Kind: backend.OpCreate, Dir: dir, Name: "side", Flags: backend.Ephemeral},
+		{Kind: backend.OpSet, Node: n, Data: []byte("c"), IfVersion: true},
 	}
-	if err := c.Commit(ctx, baton.Node{}, stale...); !errors.Is(err, baton.ErrConflict) {
+	if err := c.Commit(ctx, backend.Node{}, stale...); !errors.Is(err, baton.ErrConflict) {
 		t.Fatalf("Set at a stale version: %v, want ErrConflict", err)
 	}
-	if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpDelete, Node: n, IfVersion: true}); !errors.Is(err, baton.ErrConflict) {
+	if err := c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpDelete, Node: n, IfVersion: true}); !errors.Is(err, baton.ErrConflict) {
 		t.Fatalf("Delete at a stale version: %v, want ErrConflict", err)
 	}
 	data, cur, err := c.Get(ctx, n.Path)
 	if err != nil || string(data) != "b" {
 		t.Fatalf("data %q %v after the refused commits, want b", data, err)
 	}
-	if _, _, err := c.Get(ctx, baton.Join(dir, "side")); !errors.Is(err, baton.ErrNotFound) {
+	if _, _, err := c.Get(ctx, backend.Join(dir, "side")); !errors.Is(err, baton.ErrNotFound) {
 		t.Fatalf("a refused commit created its other node: %v", err)
 	}
-	if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpDelete, Node: cur, IfVersion: true}); err != nil {
+	if err := c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpDelete, Node: cur, IfVersion: true}); err != nil {
 		t.Fatalf("Delete at the current version: %v", err)
 	}
 }

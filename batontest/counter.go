@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // SharedCount: the first reader makes the node with the seed (4 bytes,
@@ -83,7 +84,7 @@ func testAtomicLongAdds(t *testing.T, h Harness) {
 	name := h.Path(t)
 	const clients, adds = 4, 15
 	ss := sessions(t, h, clients)
-	defer removeNodes(t, ss[0], baton.Join(name, "n"), baton.Join(name, "bad"))
+	defer removeNodes(t, ss[0], backend.Join(name, "n"), backend.Join(name, "bad"))
 	var mu sync.Mutex
 	seen := map[int64]bool{}
 	var wg sync.WaitGroup
@@ -91,7 +92,7 @@ func testAtomicLongAdds(t *testing.T, h Harness) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := baton.NewAtomicLong(ss[i], baton.Join(name, "n"), baton.PromotedToLock(baton.Join(name, "lock")), baton.OptimisticTries(1))
+			a := baton.NewAtomicLong(ss[i], backend.Join(name, "n"), baton.PromotedToLock(backend.Join(name, "lock")), baton.OptimisticTries(1))
 			for range adds {
 				pre, post, err := a.Add(ctx, 1)
 				if err != nil {
@@ -113,27 +114,27 @@ func testAtomicLongAdds(t *testing.T, h Harness) {
 	if t.Failed() {
 		return
 	}
-	a := baton.NewAtomicLong(ss[0], baton.Join(name, "n"))
+	a := baton.NewAtomicLong(ss[0], backend.Join(name, "n"))
 	if v, err := a.Get(ctx); err != nil || v != clients*adds {
 		t.Fatalf("after %d Adds: %d %v", clients*adds, v, err)
 	}
-	data, _, err := ss[0].Conn().Get(ctx, baton.Join(name, "n"))
+	data, _, err := ss[0].Conn().Get(ctx, backend.Join(name, "n"))
 	if err != nil || len(data) != 8 || data[7] != clients*adds {
 		t.Fatalf("node data %v %v, want 8 big-endian bytes", data, err)
 	}
 	if pre, err := a.Set(ctx, -1); err != nil || pre != clients*adds {
 		t.Fatalf("Set: %d %v", pre, err)
 	}
-	if v, err := baton.NewAtomicLong(ss[1], baton.Join(name, "missing")).Get(ctx); err != nil || v != 0 {
+	if v, err := baton.NewAtomicLong(ss[1], backend.Join(name, "missing")).Get(ctx); err != nil || v != 0 {
 		t.Fatalf("Get of a missing node: %d %v, want 0", v, err)
 	}
 	if _, err := ss[0].Conn().Create(ctx, name, "bad", []byte{1, 2, 3}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := baton.NewAtomicLong(ss[0], baton.Join(name, "bad")).Get(ctx); !errors.Is(err, baton.ErrBadCounter) {
+	if _, err := baton.NewAtomicLong(ss[0], backend.Join(name, "bad")).Get(ctx); !errors.Is(err, baton.ErrBadCounter) {
 		t.Fatalf("AtomicLong on 3 bytes: %v, want ErrBadCounter", err)
 	}
-	if _, err := baton.NewSharedCount(ss[0], baton.Join(name, "bad"), 0).Get(ctx); !errors.Is(err, baton.ErrBadCounter) {
+	if _, err := baton.NewSharedCount(ss[0], backend.Join(name, "bad"), 0).Get(ctx); !errors.Is(err, baton.ErrBadCounter) {
 		t.Fatalf("SharedCount on 3 bytes: %v, want ErrBadCounter", err)
 	}
 }
@@ -158,7 +159,7 @@ func removeNodes(t *testing.T, s *baton.Session, paths ...string) {
 // value is exact. Without that default, Adds failed with ErrConflict.
 func testAtomicLongContention(t *testing.T, h Harness) {
 	ctx := testCtx(t)
-	name := baton.Join(h.Path(t), "n")
+	name := backend.Join(h.Path(t), "n")
 	const sessionsN, writers, adds = 5, 20, 3
 	ss := sessions(t, h, sessionsN)
 	defer removeNodes(t, ss[0], name)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -186,7 +187,7 @@ func testElectionForeignCandidate(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t)
 	ss := sessions(t, h, 2)
-	foreign, err := ss[0].Conn().Create(ctx, name, baton.KindLock, []byte("etcdctl"), baton.Ephemeral|baton.Sequential)
+	foreign, err := ss[0].Conn().Create(ctx, name, backend.KindLock, []byte("etcdctl"), backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -119,7 +120,7 @@ func testGroupView(t *testing.T, h Harness) {
 		t.Fatalf("GroupMember.Members: %q %v", ids(ms), err)
 	}
 	for _, id := range []string{"a", "b"} {
-		if _, n, err := obs.Conn().Get(ctx, baton.Join(name, id)); err != nil || n.Owner == "" {
+		if _, n, err := obs.Conn().Get(ctx, backend.Join(name, id)); err != nil || n.Owner == "" {
 			t.Fatalf("member node %s: %+v %v: want an ephemeral node", id, n, err)
 		}
 	}
@@ -198,7 +199,7 @@ func testPersistentNodeRecreated(t *testing.T, h Harness) {
 	for _, ephemeral := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ephemeral=%v", ephemeral), func(t *testing.T) {
 			ctx := testCtx(t)
-			path := baton.Join(h.Path(t), "node")
+			path := backend.Join(h.Path(t), "node")
 			other := sessions(t, h, 1)[0]
 			c := other.Conn()
 			dir := path[:len(path)-len("/node")]
@@ -213,7 +214,7 @@ func testPersistentNodeRecreated(t *testing.T, h Harness) {
 			if !settles(func() bool { d, _, err := c.Get(ctx, path); return err == nil && string(d) == "ours" }) {
 				t.Fatal("the node at the path was not given our data")
 			}
-			if err := c.Delete(ctx, baton.Node{Path: path}); err != nil {
+			if err := c.Delete(ctx, backend.Node{Path: path}); err != nil {
 				t.Fatal(err)
 			}
 			n := waitNode(t, ctx, c, path, 0)
@@ -266,9 +267,9 @@ func testPersistentNodeRecreated(t *testing.T, h Harness) {
 
 // waitNode waits until path exists in an incarnation other than token
 // (0: any) and returns it.
-func waitNode(t *testing.T, ctx context.Context, c baton.Conn, path string, token int64) baton.Node {
+func waitNode(t *testing.T, ctx context.Context, c backend.Conn, path string, token int64) backend.Node {
 	t.Helper()
-	var n baton.Node
+	var n backend.Node
 	if !await.Within(30*time.Second, func() bool {
 		var err error
 		_, n, err = c.Get(ctx, path)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Items come out by priority, then in the order put; Poll and Take and
@@ -234,10 +235,10 @@ func testDelayNeverEarly(t *testing.T, h Harness) {
 	}
 	// Items as producers with skewed clocks would name them.
 	conn := ss[0].Conn()
-	if _, err := conn.Create(ctx, name, baton.DelayKind(d, time.Now().Add(-time.Hour)), []byte("fast clock"), baton.Sequential); err != nil {
+	if _, err := conn.Create(ctx, name, backend.DelayKind(d, time.Now().Add(-time.Hour)), []byte("fast clock"), backend.Sequential); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Create(ctx, name, baton.DelayKind(0, time.Now().Add(time.Hour)), []byte("slow clock, no delay"), baton.Sequential); err != nil {
+	if _, err := conn.Create(ctx, name, backend.DelayKind(0, time.Now().Add(time.Hour)), []byte("slow clock, no delay"), backend.Sequential); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := c.Poll(ctx); err != nil || string(v) != "slow clock, no delay" {

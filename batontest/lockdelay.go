@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // markers counts lock-delay markers (non-contender children) under name.
 func markers(t *testing.T, h Harness, name string) int {
 	n := 0
 	for _, k := range children(t, h, name) {
-		if k.Kind != baton.KindLock {
+		if k.Kind != backend.KindLock {
 			n++
 		}
 	}

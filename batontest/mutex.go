@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -16,7 +17,7 @@ import (
 func lockNodes(t *testing.T, h Harness, dir string) int {
 	n := 0
 	for _, k := range children(t, h, dir) {
-		if k.Kind == baton.KindLock {
+		if k.Kind == backend.KindLock {
 			n++
 		}
 	}
@@ -391,7 +392,7 @@ func testMutexInvalidName(t *testing.T, h Harness) {
 func testMutexNameForms(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	ss := sessions(t, h, 2)
-	a, abs := ss[0].Conn().(baton.AbsolutePaths)
+	a, abs := ss[0].Conn().(backend.AbsolutePaths)
 	abs = abs && a.AbsolutePaths()
 	base := strings.TrimPrefix(h.Path(t), "/")
 	for _, name := range []string{base, base + "/a/b"} {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -170,7 +171,7 @@ func waitEmpty(t *testing.T, h Harness, name string) bool {
 func drainFailed(t *testing.T, h Harness, name string, errs []error) {
 	t.Helper()
 	left := len(children(t, h, name))
-	claims := len(children(t, h, baton.Join(name, "claims")))
+	claims := len(children(t, h, backend.Join(name, "claims")))
 	t.Fatalf("queue never drained: %d children and %d claims left; consumers ended with %v", left, claims, errs)
 }
 
@@ -323,7 +324,7 @@ func testReliableQueueLoad(t *testing.T, h Harness) {
 	if seen["orphan"] != 1 {
 		t.Fatal("the dead consumer's unacknowledged item was not redelivered")
 	}
-	if kids := children(t, h, baton.Join(name, "claims")); len(kids) != 0 {
+	if kids := children(t, h, backend.Join(name, "claims")); len(kids) != 0 {
 		t.Fatalf("%d claims left behind", len(kids))
 	}
 }

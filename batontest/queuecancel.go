@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // lateReplyConn is a Conn whose next successful Commit runs hook (a
@@ -15,12 +16,12 @@ import (
 // answers as a network backend does when the reply comes after the
 // caller's ctx ended: with ctx.Err(). The commit stays applied.
 type lateReplyConn struct {
-	baton.Conn
+	backend.Conn
 	once sync.Once
 	hook func()
 }
 
-func (c *lateReplyConn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {
+func (c *lateReplyConn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op) error {
 	err := c.Conn.Commit(ctx, guard, ops...)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // releaseRounds is how many times each release path is taken with a
@@ -73,7 +74,7 @@ func testReleaseCancelled(t *testing.T, h Harness, mk func(s *baton.Session, nam
 // isSemaphoreDir reports whether name holds a Semaphore's two directories
 // and nothing in them.
 func isSemaphoreDir(t *testing.T, h Harness, name string) bool {
-	return len(children(t, h, baton.Join(name, "leases"))) == 0 && len(children(t, h, baton.Join(name, "locks"))) == 0
+	return len(children(t, h, backend.Join(name, "leases"))) == 0 && len(children(t, h, backend.Join(name, "locks"))) == 0
 }
 
 func testMutexUnlockCancelled(t *testing.T, h Harness) {

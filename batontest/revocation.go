@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Revocation (Curator's protocol): Revoke writes the marker into the
@@ -108,9 +109,9 @@ func testRevocationNotRevocable(t *testing.T, h Harness) {
 	if _, err := baton.Revoke(ctx, ss[1], name); err != nil {
 		t.Fatal(err)
 	}
-	var locks []baton.Node // in line order: the holder's, the waiter's
+	var locks []backend.Node // in line order: the holder's, the waiter's
 	for _, k := range children(t, h, name) {
-		if k.Kind == baton.KindLock {
+		if k.Kind == backend.KindLock {
 			locks = append(locks, k)
 		}
 	}
@@ -120,7 +121,7 @@ func testRevocationNotRevocable(t *testing.T, h Harness) {
 	wn := locks[1]
 	if _, n, err := ss[1].Conn().Get(ctx, wn.Path); err != nil {
 		t.Fatal(err)
-	} else if err := ss[1].Conn().Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpSet, Node: n, Data: baton.RevokeMarker}); err != nil {
+	} else if err := ss[1].Conn().Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: n, Data: baton.RevokeMarker}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // revokable is one handle of a lock-like recipe, driven by the revocation
@@ -31,7 +32,7 @@ func testRevoked(t *testing.T, h Harness, kind string, mk func(s *baton.Session,
 		t.Fatal(err)
 	}
 	dir := holder.dir(name)
-	var node baton.Node
+	var node backend.Node
 	for _, k := range children(t, h, dir) {
 		if k.Kind == kind {
 			node = k
@@ -69,21 +70,21 @@ func testRevoked(t *testing.T, h Harness, kind string, mk func(s *baton.Session,
 func sameDir(name string) string { return name }
 
 func testMutexRevoked(t *testing.T, h Harness) {
-	testRevoked(t, h, baton.KindLock, func(s *baton.Session, name string, _ bool) revokable {
+	testRevoked(t, h, backend.KindLock, func(s *baton.Session, name string, _ bool) revokable {
 		m := baton.NewMutex(s, name)
 		return revokable{take: m.Lock, release: m.Unlock, dir: sameDir}
 	})
 }
 
 func testRWMutexRevoked(t *testing.T, h Harness) {
-	testRevoked(t, h, baton.KindWrite, func(s *baton.Session, name string, _ bool) revokable {
+	testRevoked(t, h, backend.KindWrite, func(s *baton.Session, name string, _ bool) revokable {
 		m := baton.NewRWMutex(s, name)
 		return revokable{take: m.Lock, release: m.Unlock, dir: sameDir}
 	})
 }
 
 func testRWMutexReaderRevoked(t *testing.T, h Harness) {
-	testRevoked(t, h, baton.KindRead, func(s *baton.Session, name string, holder bool) revokable {
+	testRevoked(t, h, backend.KindRead, func(s *baton.Session, name string, holder bool) revokable {
 		m := baton.NewRWMutex(s, name)
 		if holder {
 			return revokable{take: m.RLock, release: m.RUnlock, dir: sameDir}
@@ -95,7 +96,7 @@ func testRWMutexReaderRevoked(t *testing.T, h Harness) {
 }
 
 func testSemaphoreRevoked(t *testing.T, h Harness) {
-	testRevoked(t, h, baton.KindLease, func(s *baton.Session, name string, _ bool) revokable {
+	testRevoked(t, h, backend.KindLease, func(s *baton.Session, name string, _ bool) revokable {
 		m := baton.NewSemaphore(s, name, 1)
 		var held *baton.Lease
 		return revokable{
@@ -105,13 +106,13 @@ func testSemaphoreRevoked(t *testing.T, h Harness) {
 				return l, err
 			},
 			release: func(ctx context.Context) error { return m.Release(ctx, held) },
-			dir:     func(name string) string { return baton.Join(name, "leases") },
+			dir:     func(name string) string { return backend.Join(name, "leases") },
 		}
 	})
 }
 
 func testElectionRevoked(t *testing.T, h Harness) {
-	testRevoked(t, h, baton.KindLatch, func(s *baton.Session, name string, _ bool) revokable {
+	testRevoked(t, h, backend.KindLatch, func(s *baton.Session, name string, _ bool) revokable {
 		e := baton.NewElection(s, name)
 		return revokable{
 			take: func(ctx context.Context) (*baton.Lease, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -26,7 +27,7 @@ func kindNodes(t *testing.T, h Harness, dir, kind string) int {
 
 // rwNodes counts the readers and writers queued under dir.
 func rwNodes(t *testing.T, h Harness, dir string) int {
-	return kindNodes(t, h, dir, baton.KindRead) + kindNodes(t, h, dir, baton.KindWrite)
+	return kindNodes(t, h, dir, backend.KindRead) + kindNodes(t, h, dir, backend.KindWrite)
 }
 
 // Many readers hold the lock at once; a writer's TryLock fails meanwhile.
@@ -411,7 +412,7 @@ func testRWMutexWithMutex(t *testing.T, h Harness) {
 		}
 		got <- err
 	}()
-	if !await.Within(10*time.Second, func() bool { return kindNodes(t, h, name, baton.KindLock) == 1 }) {
+	if !await.Within(10*time.Second, func() bool { return kindNodes(t, h, name, backend.KindLock) == 1 }) {
 		t.Fatal("the Mutex never queued")
 	}
 	for i, r := range rs {

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
 // leaseNodes counts the semaphore's lease nodes.
 func leaseNodes(t *testing.T, h Harness, name string) int {
-	return kindNodes(t, h, baton.Join(name, "leases"), baton.KindLease)
+	return kindNodes(t, h, backend.Join(name, "leases"), backend.KindLease)
 }
 
 // 20 clients, 3 permits: never more than 3 inside, everyone gets in, and
@@ -78,7 +79,7 @@ func testSemaphoreLimit(t *testing.T, h Harness) {
 	if n := leaseNodes(t, h, name); n != 0 {
 		t.Fatalf("%d lease nodes left behind", n)
 	}
-	if n := kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock); n != 0 {
+	if n := kindNodes(t, h, backend.Join(name, "locks"), backend.KindLock); n != 0 {
 		t.Fatalf("%d lock nodes left behind", n)
 	}
 }
@@ -140,8 +141,8 @@ func testSemaphoreCancel(t *testing.T, h Harness) {
 	if !settles(func() bool { return leaseNodes(t, h, name) == 1 }) {
 		t.Fatalf("%d leases after cancel, want 1", leaseNodes(t, h, name))
 	}
-	if !settles(func() bool { return kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock) == 0 }) {
-		t.Fatalf("%d lock nodes after cancel, want 0", kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock))
+	if !settles(func() bool { return kindNodes(t, h, backend.Join(name, "locks"), backend.KindLock) == 0 }) {
+		t.Fatalf("%d lock nodes after cancel, want 0", kindNodes(t, h, backend.Join(name, "locks"), backend.KindLock))
 	}
 }
 
@@ -169,7 +170,7 @@ func testSemaphoreDeadHolder(t *testing.T, h Harness) {
 	// A second waiter queues on the mutex behind the first; kill it there.
 	lost := make(chan error, 1)
 	go func() { _, err := baton.NewSemaphore(ss[permits+1], name, permits).Acquire(ctx); lost <- err }()
-	if !await.Within(10*time.Second, func() bool { return kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindNodes(t, h, backend.Join(name, "locks"), backend.KindLock) == 2 }) {
 		t.Fatal("second waiter never queued")
 	}
 	h.Expire(t, ss[permits+1])
@@ -243,8 +244,8 @@ func testSemaphoreHerdFree(t *testing.T, h Harness) {
 			<-got
 		}
 	}()
-	locks := baton.Join(name, "locks")
-	if !await.Within(20*time.Second, func() bool { return kindNodes(t, h, locks, baton.KindLock) == waiters }) {
+	locks := backend.Join(name, "locks")
+	if !await.Within(20*time.Second, func() bool { return kindNodes(t, h, locks, backend.KindLock) == waiters }) {
 		t.Fatal("waiters never queued")
 	}
 	// One watches the leases, the others each the lock node before theirs
@@ -261,7 +262,7 @@ func testSemaphoreHerdFree(t *testing.T, h Harness) {
 	}
 	// The next in line has the Mutex and watches the leases again.
 	if !await.Within(20*time.Second, func() bool {
-		return kindNodes(t, h, locks, baton.KindLock) == waiters-1 && leaseNodes(t, h, name) == permits+1
+		return kindNodes(t, h, locks, backend.KindLock) == waiters-1 && leaseNodes(t, h, name) == permits+1
 	}) {
 		t.Fatal("the next acquirer never took its place")
 	}
@@ -295,7 +296,7 @@ func testSemaphoreNoPermits(t *testing.T, h Harness) {
 	}
 	// MaxPermits itself is recorded and read back: two clients share it.
 	ss := sessions(t, h, 2)
-	defer removeNodes(t, ss[0], baton.Join(name, "permits"))
+	defer removeNodes(t, ss[0], backend.Join(name, "permits"))
 	for i, s := range ss {
 		m := baton.NewSemaphore(s, name, baton.MaxPermits)
 		l, err := m.Acquire(ctx)
@@ -331,7 +332,7 @@ func testSemaphorePermitsMismatch(t *testing.T, h Harness) {
 	if n := leaseNodes(t, h, name); n != 1 {
 		t.Fatalf("%d lease nodes after the refusals, want 1", n)
 	}
-	if n := kindNodes(t, h, baton.Join(name, "locks"), baton.KindLock); n != 0 {
+	if n := kindNodes(t, h, backend.Join(name, "locks"), backend.KindLock); n != 0 {
 		t.Fatalf("%d nodes left in the acquirers' line, want 0", n)
 	}
 	if err := one.Release(ctx, l); err != nil {

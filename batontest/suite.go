@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -154,7 +155,7 @@ func sessionsTTL(t *testing.T, h Harness, n int, ttl time.Duration) []*baton.Ses
 }
 
 // children lists dir through a fresh session.
-func children(t *testing.T, h Harness, dir string) []baton.Node {
+func children(t *testing.T, h Harness, dir string) []backend.Node {
 	t.Helper()
 	s := observer(t, h)
 	kids, err := s.Conn().Children(testCtx(t), dir)
@@ -201,7 +202,7 @@ func firesExcept(t *testing.T, h Harness, ss []*baton.Session, releaser *baton.S
 	}
 	var n int64
 	for _, s := range ss {
-		if wc, ok := s.Conn().(baton.WatchCounter); ok && s != releaser {
+		if wc, ok := s.Conn().(backend.WatchCounter); ok && s != releaser {
 			n += wc.WatchEvents()
 		}
 	}

@@ -9,13 +9,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Delete removes n if its key still holds that incarnation (its
 // CreateRevision is n.Token): a newer key of the same name, even one on
 // the same lease, is never touched. With no Token but an Owner it deletes
 // the key only if that lease owns it; with neither, whatever is there.
-func (c *conn) Delete(ctx context.Context, n baton.Node) error {
+func (c *conn) Delete(ctx context.Context, n backend.Node) error {
 	if err := checkDir(n.Path); err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 // incarnation compares n's key with n: the same CreateRevision where n's
 // Token is known, else the same owning lease where n's Owner is known, else
 // mere existence.
-func incarnation(n baton.Node) clientv3.Cmp {
+func incarnation(n backend.Node) clientv3.Cmp {
 	if n.Token != 0 {
 		return clientv3.Compare(clientv3.CreateRevision(n.Path), "=", n.Token)
 	}
@@ -68,7 +69,7 @@ func incarnation(n baton.Node) clientv3.Cmp {
 }
 
 // isIncarnation is incarnation's test on a key read back (nil: absent).
-func isIncarnation(kv *mvccpb.KeyValue, n baton.Node) bool {
+func isIncarnation(kv *mvccpb.KeyValue, n backend.Node) bool {
 	if kv == nil {
 		return false
 	}
@@ -86,7 +87,7 @@ func isIncarnation(kv *mvccpb.KeyValue, n baton.Node) bool {
 // each Create of a literal name requires its key to be absent. If the
 // guard is gone the result is ErrGuard; if only a target failed, ErrNotFound
 // (Set, Delete) or ErrExists (Create).
-func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {
+func (c *conn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 		cmps = append(cmps, incarnation(guard))
 		check(guard.Path, func(kv *mvccpb.KeyValue) error {
 			if !isIncarnation(kv, guard) {
-				return fmt.Errorf("%w: %s", baton.ErrGuard, guard.Path)
+				return fmt.Errorf("%w: %s", backend.ErrGuard, guard.Path)
 			}
 			return nil
 		})
@@ -112,7 +113,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	var reserved []string
 	for _, op := range ops {
 		switch op.Kind {
-		case baton.OpSet, baton.OpDelete:
+		case backend.OpSet, backend.OpDelete:
 			n := op.Node
 			if err := checkDir(n.Path); err != nil {
 				return err
@@ -131,20 +132,20 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 				}
 				return nil
 			})
-			if op.Kind == baton.OpSet {
+			if op.Kind == backend.OpSet {
 				then = append(then, clientv3.OpPut(n.Path, string(op.Data), clientv3.WithIgnoreLease()))
 			} else {
 				then = append(then, clientv3.OpDelete(n.Path))
 			}
-		case baton.OpCreate:
+		case backend.OpCreate:
 			if err := checkDir(op.Dir); err != nil {
 				return err
 			}
 			if err := checkElem(op.Name); err != nil {
 				return err
 			}
-			key := baton.Join(op.Dir, op.Name)
-			if op.Flags&baton.Sequential != 0 {
+			key := backend.Join(op.Dir, op.Name)
+			if op.Flags&backend.Sequential != 0 {
 				var err error
 				if key, err = c.reserve(op.Dir, op.Name, op.Flags); err != nil {
 					return err
@@ -152,7 +153,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 				reserved = append(reserved, key)
 			}
 			var putOpts []clientv3.OpOption
-			if op.Flags&baton.Ephemeral != 0 {
+			if op.Flags&backend.Ephemeral != 0 {
 				putOpts = append(putOpts, clientv3.WithLease(c.lease))
 			}
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
@@ -178,7 +179,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	}
 	if resp.Succeeded {
 		for _, op := range ops {
-			if op.Kind == baton.OpDelete && op.Node.Owner == c.id {
+			if op.Kind == backend.OpDelete && op.Node.Owner == c.id {
 				c.unreserve(op.Node.Path)
 			}
 		}

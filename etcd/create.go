@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // retryDelay spaces the retries of a request whose outcome is unknown.
@@ -24,44 +25,44 @@ const retryDelay = 50 * time.Millisecond
 // named kind and fails with ErrExists if the key is there. The create is
 // a create-if-absent Txn on a key reserved for this call, so a retry after
 // a lost reply finds the key it made instead of making a second one.
-func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
+func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, error) {
 	n, _, err := c.create(ctx, dir, kind, data, f, false)
 	return n, err
 }
 
 // CreateAndList creates a sequential node and lists the direct children of
 // dir (including it) in one Txn.
-func (c *conn) CreateAndList(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, []baton.Node, error) {
+func (c *conn) CreateAndList(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, []backend.Node, error) {
 	return c.create(ctx, dir, kind, data, f, true)
 }
 
-func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f baton.Flags, list bool) (baton.Node, []baton.Node, error) {
-	seq := f&baton.Sequential != 0
+func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f backend.Flags, list bool) (backend.Node, []backend.Node, error) {
+	seq := f&backend.Sequential != 0
 	// A plain node may sit at the top of the keyspace (a Barrier named
 	// "deploy"): its key is just its name. Sequential nodes and listings
 	// need a real parent.
 	topLevel := !seq && !list && (dir == "" || dir == "/")
 	if err := checkDir(dir); err != nil && !topLevel {
-		return baton.Node{}, nil, err
+		return backend.Node{}, nil, err
 	}
 	if err := checkElem(kind); err != nil {
-		return baton.Node{}, nil, err
+		return backend.Node{}, nil, err
 	}
 	if err := c.Err(); err != nil {
-		return baton.Node{}, nil, err
+		return backend.Node{}, nil, err
 	}
-	if p, ok := baton.ParsePriorityKind(kind); ok && seq {
+	if p, ok := backend.ParsePriorityKind(kind); ok && seq {
 		return c.createItem(ctx, dir, p, data, f, list)
 	}
-	key := baton.Join(dir, kind)
+	key := backend.Join(dir, kind)
 	if seq {
 		var err error
 		if key, err = c.reserve(dir, kind, f); err != nil {
-			return baton.Node{}, nil, err
+			return backend.Node{}, nil, err
 		}
 	}
 	var putOpts []clientv3.OpOption
-	if f&baton.Ephemeral != 0 {
+	if f&backend.Ephemeral != 0 {
 		putOpts = append(putOpts, clientv3.WithLease(c.lease))
 	}
 	cond := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
@@ -88,7 +89,7 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 					c.unreserve(key)
 				}
 			}
-			return baton.Node{}, nil, err
+			return backend.Node{}, nil, err
 		}
 		rctx, cancel := c.attempt(context.WithoutCancel(ctx), attempt)
 		resp, err := c.cli.Txn(rctx).If(cond).Then(then...).Else(els...).Commit()
@@ -103,16 +104,16 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 			if seq {
 				c.forget(ctx, key)
 			}
-			return baton.Node{}, nil, c.fail(ctx, "create "+key, err)
+			return backend.Node{}, nil, c.fail(ctx, "create "+key, err)
 		}
 		c.saw(resp.Header.Revision)
-		var n baton.Node
+		var n backend.Node
 		if resp.Succeeded {
-			n = baton.Node{Path: key, Seq: resp.Header.Revision, Token: resp.Header.Revision, Version: resp.Header.Revision}
+			n = backend.Node{Path: key, Seq: resp.Header.Revision, Token: resp.Header.Revision, Version: resp.Header.Revision}
 			n.Name = key[len(prefix(dir)):]
 			n.Kind, _ = parseName(n.Name)
 			n.Created = createdOf(n.Name)
-			if f&baton.Ephemeral != 0 {
+			if f&backend.Ephemeral != 0 {
 				n.Owner = c.id
 			}
 		} else {
@@ -125,12 +126,12 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f bato
 			// call made it: a reserved sequential key, or (after a lost
 			// reply) a literal key with our lease and data.
 			ours := seq || (attempt > 0 && string(kv.Value) == string(data) &&
-				(f&baton.Ephemeral == 0 || kv.Lease == int64(c.lease)))
+				(f&backend.Ephemeral == 0 || kv.Lease == int64(c.lease)))
 			if !ours {
-				return baton.Node{}, nil, fmt.Errorf("%w: %s", baton.ErrExists, key)
+				return backend.Node{}, nil, fmt.Errorf("%w: %s", baton.ErrExists, key)
 			}
-			if f&baton.Ephemeral != 0 && kv.Lease != int64(c.lease) {
-				return baton.Node{}, nil, fmt.Errorf("%w: %s belongs to lease %x", baton.ErrExists, key, kv.Lease)
+			if f&backend.Ephemeral != 0 && kv.Lease != int64(c.lease) {
+				return backend.Node{}, nil, fmt.Errorf("%w: %s belongs to lease %x", baton.ErrExists, key, kv.Lease)
 			}
 			n = nodeOf(kv)
 		}
@@ -197,9 +198,9 @@ func (c *conn) forgetOnce(ctx context.Context, key string) bool {
 // children returns the direct children of pfx among kvs, and the items of
 // etcd's priority queue layout under it (pqkeys.go): sequential nodes by
 // CreateRevision, then the others by name.
-func children(pfx string, kvs []*mvccpb.KeyValue) []baton.Node {
+func children(pfx string, kvs []*mvccpb.KeyValue) []backend.Node {
 	type ranked struct {
-		n   baton.Node
+		n   backend.Node
 		seq bool
 	}
 	var rs []ranked
@@ -227,7 +228,7 @@ func children(pfx string, kvs []*mvccpb.KeyValue) []baton.Node {
 		}
 		return a.n.Name < b.n.Name
 	})
-	out := make([]baton.Node, len(rs))
+	out := make([]backend.Node, len(rs))
 	for i, r := range rs {
 		out[i] = r.n
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/backoff"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/etcdprobe"
 	"github.com/batonhq/baton/internal/telemetry"
 )
@@ -123,9 +124,9 @@ type conn struct {
 }
 
 var (
-	_ baton.Conn         = (*conn)(nil)
-	_ baton.CreateLister = (*conn)(nil)
-	_ baton.WatchCounter = (*conn)(nil)
+	_ backend.Conn         = (*conn)(nil)
+	_ backend.CreateLister = (*conn)(nil)
+	_ backend.WatchCounter = (*conn)(nil)
 )
 
 func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error) {

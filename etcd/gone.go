@@ -7,7 +7,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // goneCache remembers, per directory, which keys created up to a revision
@@ -33,7 +33,7 @@ func parentPrefix(path string) string {
 
 // knownGone reports whether a listing taken after n was created showed n's
 // incarnation gone.
-func (c *conn) knownGone(n baton.Node) bool {
+func (c *conn) knownGone(n backend.Node) bool {
 	if n.Token == 0 {
 		return false
 	}
@@ -48,7 +48,7 @@ func (c *conn) knownGone(n baton.Node) bool {
 
 // listedBefore reports whether we hold a listing of n's directory that
 // covers n (and showed it present).
-func (c *conn) listedBefore(n baton.Node) bool {
+func (c *conn) listedBefore(n backend.Node) bool {
 	c.goneMu.Lock()
 	defer c.goneMu.Unlock()
 	g, ok := c.gone[parentPrefix(n.Path)]
@@ -58,7 +58,7 @@ func (c *conn) listedBefore(n baton.Node) bool {
 // checkGone lists the siblings of n created no later than n, at a revision
 // no earlier than atLeast, remembers the listing, and reports whether n's
 // incarnation is gone.
-func (c *conn) checkGone(ctx context.Context, n baton.Node, atLeast int64) (gone bool, rev int64, err error) {
+func (c *conn) checkGone(ctx context.Context, n backend.Node, atLeast int64) (gone bool, rev int64, err error) {
 	pfx := parentPrefix(n.Path)
 	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithMaxCreateRev(n.Token)}
 	resp, err := c.readAtLeast(ctx, pfx, max(atLeast, n.Token), opts...)
@@ -91,7 +91,7 @@ func (c *conn) remember(pfx string, rev, maxCreate int64, kvs []*mvccpb.KeyValue
 // covers n and was taken at revision rev or later (gone and known false
 // otherwise). A listing taken at or after a watch's creation revision
 // needs no second read: anything after it comes through the watch.
-func (c *conn) goneAt(n baton.Node, rev int64) (gone bool, at int64, known bool) {
+func (c *conn) goneAt(n backend.Node, rev int64) (gone bool, at int64, known bool) {
 	c.goneMu.Lock()
 	defer c.goneMu.Unlock()
 	g, ok := c.gone[parentPrefix(n.Path)]

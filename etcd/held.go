@@ -8,7 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // A holder watches its own node for its whole hold, so that its lease ends
@@ -51,7 +51,7 @@ type holder struct {
 // waitHeld waits on the key watch of our own node n for n to go. It
 // returns ok false when it cannot (no key watch covers n and no new one
 // may be opened), and a broken-watch error when the key watch ended.
-func (c *conn) waitHeld(ctx context.Context, n baton.Node) (ok bool, err error) {
+func (c *conn) waitHeld(ctx context.Context, n backend.Node) (ok bool, err error) {
 	h := &holder{after: n.Token, gone: make(chan struct{})}
 	kw := c.holdOn(n.Path, h)
 	if kw == nil {
@@ -177,7 +177,7 @@ func (c *conn) readHold(key string, kw *keyWatch, ch clientv3.WatchChan) {
 
 // ownNode reports whether n is a node this session made and may still
 // have.
-func (c *conn) ownNode(n baton.Node) bool {
+func (c *conn) ownNode(n backend.Node) bool {
 	if n.Token == 0 {
 		return false
 	}

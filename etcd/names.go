@@ -13,6 +13,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // maxKeyLen bounds names; etcd itself allows more, but a key that long is
@@ -26,7 +27,7 @@ const minLeaseHex = 8
 
 // prefixedKinds are the sequential kinds named <kind>-<id>; KindLock is
 // the bare id, as etcd's concurrency package names its keys.
-var prefixedKinds = []string{baton.KindLatch, baton.KindRead, baton.KindWrite, baton.KindLease, baton.KindQueue}
+var prefixedKinds = []string{backend.KindLatch, backend.KindRead, backend.KindWrite, backend.KindLease, backend.KindQueue}
 
 // CheckName reports why name cannot name a recipe, as an error wrapping
 // baton.ErrInvalidName, or nil: baton.CleanName's rules, the same on every
@@ -78,7 +79,7 @@ func checkText(s string) error {
 }
 
 // prefix is the key prefix of dir's children.
-func prefix(dir string) string { return baton.Join(dir, "") }
+func prefix(dir string) string { return backend.Join(dir, "") }
 
 // childName returns the name of key if it is a direct child of dir's
 // prefix pfx.
@@ -99,7 +100,7 @@ func parseName(name string) (kind string, seq bool) {
 	if k, ok := parseItemName(name); ok {
 		return k, true
 	}
-	kind, id := baton.KindLock, name
+	kind, id := backend.KindLock, name
 	if i := strings.IndexByte(name, '-'); i >= 0 {
 		kind, id = name[:i], name[i+1:]
 		known := false
@@ -116,7 +117,7 @@ func parseName(name string) (kind string, seq bool) {
 		}
 		id = id[:j]
 	}
-	if id == "" || len(id) > 32 || (kind == baton.KindLock && len(id) < minLeaseHex) {
+	if id == "" || len(id) > 32 || (kind == backend.KindLock && len(id) < minLeaseHex) {
 		return name, false
 	}
 	for _, r := range id {
@@ -130,7 +131,7 @@ func parseName(name string) (kind string, seq bool) {
 // seqName is the first-choice name of a sequential node of kind: on an
 // ephemeral node the lease id, as etcd's concurrency package does.
 func seqName(kind, id string) string {
-	if kind == baton.KindLock {
+	if kind == backend.KindLock {
 		return id
 	}
 	return kind + "-" + id
@@ -146,8 +147,8 @@ func seqName(kind, id string) string {
 
 // itemName is the name of a delay queue item of kind with id.
 func itemName(kind, id string) string {
-	d, due, _ := baton.ParseDelayKind(kind)
-	return baton.KindDelay + "-" + strconv.FormatInt(max(d, 0), 10) + "-" + strconv.FormatInt(due, 10) + "-" + id
+	d, due, _ := backend.ParseDelayKind(kind)
+	return backend.KindDelay + "-" + strconv.FormatInt(max(d, 0), 10) + "-" + strconv.FormatInt(due, 10) + "-" + id
 }
 
 // parseItemName reads an item name made by itemName, or a priority item
@@ -157,18 +158,18 @@ func parseItemName(name string) (string, bool) {
 	if i < 0 || !isHexID(name[i+1:]) {
 		return "", false
 	}
-	if v, ok := strings.CutPrefix(name[:i], baton.KindPriority+"-"); ok {
-		k := baton.KindPriority + ":" + v
-		_, ok := baton.ParsePriorityKind(k)
+	if v, ok := strings.CutPrefix(name[:i], backend.KindPriority+"-"); ok {
+		k := backend.KindPriority + ":" + v
+		_, ok := backend.ParsePriorityKind(k)
 		return k, ok
 	}
-	if v, ok := strings.CutPrefix(name[:i], baton.KindDelay+"-"); ok {
+	if v, ok := strings.CutPrefix(name[:i], backend.KindDelay+"-"); ok {
 		d, due, ok := strings.Cut(v, "-")
 		if !ok || strings.HasPrefix(d, "-") {
 			return "", false
 		}
-		k := baton.KindDelay + ":" + d + ":" + due
-		_, _, ok = baton.ParseDelayKind(k)
+		k := backend.KindDelay + ":" + d + ":" + due
+		_, _, ok = backend.ParseDelayKind(k)
 		return k, ok
 	}
 	return "", false
@@ -190,10 +191,10 @@ func isHexID(id string) bool {
 
 // isSeqKind says whether kind has a sequential naming.
 func isSeqKind(kind string) bool {
-	if baton.IsItemKind(kind) {
+	if backend.IsItemKind(kind) {
 		return true
 	}
-	if kind == baton.KindLock {
+	if kind == backend.KindLock {
 		return true
 	}
 	for _, k := range prefixedKinds {
@@ -208,22 +209,22 @@ func isSeqKind(kind string) bool {
 // for this session until it is known to be deleted. An ephemeral node is
 // named from the lease id (suffixed _<n> when that key is taken by another
 // node of this session); a persistent one from a random id.
-func (c *conn) reserve(dir, kind string, f baton.Flags) (string, error) {
+func (c *conn) reserve(dir, kind string, f backend.Flags) (string, error) {
 	if !isSeqKind(kind) {
 		return "", fmt.Errorf("%w: %q is not a sequential kind", baton.ErrInvalidName, kind)
 	}
 	pfx := prefix(dir)
-	if _, ok := baton.ParsePriorityKind(kind); ok {
+	if _, ok := backend.ParsePriorityKind(kind); ok {
 		return "", fmt.Errorf("%w: a priority queue item is made by Create alone (etcd's layout allocates its key)", baton.ErrInvalidName)
 	}
-	if baton.IsItemKind(kind) {
-		if f&baton.Ephemeral != 0 {
+	if backend.IsItemKind(kind) {
+		if f&backend.Ephemeral != 0 {
 			return "", fmt.Errorf("%w: a queue item is persistent", baton.ErrInvalidName)
 		}
 		id := uuid.New()
 		return pfx + itemName(kind, hex.EncodeToString(id[:])), nil
 	}
-	if f&baton.Ephemeral == 0 {
+	if f&backend.Ephemeral == 0 {
 		// A version-7 UUID, in hex without dashes (parseName's id): random
 		// as before, and its first 48 bits carry the creation time
 		// (createdOf).
@@ -252,14 +253,14 @@ func (c *conn) unreserve(key string) {
 }
 
 // node describes a key as a child of its dir.
-func nodeOf(kv *mvccpb.KeyValue) baton.Node {
+func nodeOf(kv *mvccpb.KeyValue) backend.Node {
 	key := string(kv.Key)
 	name := key
 	if i := strings.LastIndexByte(key, '/'); i >= 0 {
 		name = key[i+1:]
 	}
 	kind, _ := parseName(name)
-	n := baton.Node{
+	n := backend.Node{
 		Path:    key,
 		Name:    name,
 		Kind:    kind,

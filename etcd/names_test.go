@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // FuzzParseName: parsing never panics, and every name this package makes
@@ -21,7 +22,7 @@ func FuzzParseName(f *testing.F) {
 	for _, s := range []string{"694d7a0f1c4b3e05", "latch-694d7a0f1c4b3e05_3", "qn-00ff", "ready", "", "-", "_", "read-_1"} {
 		f.Add(s, int64(0x694d7a0f1c4b3e05), uint8(2))
 	}
-	kinds := []string{baton.KindLock, baton.KindLatch, baton.KindRead, baton.KindWrite, baton.KindLease, baton.KindQueue}
+	kinds := []string{backend.KindLock, backend.KindLatch, backend.KindRead, backend.KindWrite, backend.KindLease, backend.KindQueue}
 	f.Fuzz(func(t *testing.T, name string, lease int64, n uint8) {
 		parseName(name)
 		if lease <= 0 || lease < 1<<32 {
@@ -85,9 +86,9 @@ func FuzzCheckName(f *testing.F) {
 // elect) are locks, queue items queue nodes, anything else a literal.
 func TestParseNameKinds(t *testing.T) {
 	for name, kind := range map[string]string{
-		"694d7a0f1c4b3e05":   baton.KindLock, // etcd concurrency key (etcdctl lock/elect)
-		"694d7a0f1c4b3e05_2": baton.KindLock,
-		"qn-00ff":            baton.KindQueue,
+		"694d7a0f1c4b3e05":   backend.KindLock, // etcd concurrency key (etcdctl lock/elect)
+		"694d7a0f1c4b3e05_2": backend.KindLock,
+		"qn-00ff":            backend.KindQueue,
 		"cafe":               "cafe", // too short for a lease id: a literal
 		"lock-694d7a0f":      "lock-694d7a0f",
 		"read-xyz":           "read-xyz",
@@ -105,13 +106,13 @@ func TestParseNameKinds(t *testing.T) {
 func TestCreatedOf(t *testing.T) {
 	c := &conn{id: "694d7a0f1c4b3e05", reserved: map[string]bool{}}
 	before := time.Now().Truncate(time.Millisecond)
-	key, err := c.reserve("/q", baton.KindQueue, 0)
+	key, err := c.reserve("/q", backend.KindQueue, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	after := time.Now()
 	name := key[len("/q/"):]
-	if kind, seq := parseName(name); kind != baton.KindQueue || !seq {
+	if kind, seq := parseName(name); kind != backend.KindQueue || !seq {
 		t.Fatalf("parseName(%q) = %q, %v; want a queue item", name, kind, seq)
 	}
 	if got := createdOf(name); got.Before(before) || got.After(after) {
@@ -134,11 +135,11 @@ func FuzzItemName(f *testing.F) {
 		if !ok {
 			return
 		}
-		if !baton.IsItemKind(kind) {
+		if !backend.IsItemKind(kind) {
 			t.Fatalf("parseItemName(%q) = %q, no item kind", name, kind)
 		}
 		back := ""
-		if p, ok := baton.ParsePriorityKind(kind); ok {
+		if p, ok := backend.ParsePriorityKind(kind); ok {
 			back = "pq-" + strconv.FormatInt(int64(p), 10) + "-" + name[len(name)-32:] // an older baton's
 		} else {
 			back = itemName(kind, name[len(name)-32:])

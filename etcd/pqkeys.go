@@ -7,6 +7,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // PriorityQueue items follow etcd's own priority queue
@@ -115,7 +116,7 @@ func pqChild(pfx, key string) (name, kind string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
-	return pqName(p, seq), baton.PriorityKind(p), true
+	return pqName(p, seq), backend.PriorityKind(p), true
 }
 
 // pqItem is pqChild for a key read from the store: an item is persistent,

@@ -7,6 +7,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // FuzzPQKey: reading a key as an item of etcd's priority queue layout
@@ -29,7 +30,7 @@ func FuzzPQKey(f *testing.F) {
 				t.Fatalf("parsePQRest(%q) = %d, %d, which pqKey writes %q", rest, pr, sq, key)
 			}
 			name, kind, ok := pqChild(prefix(dir), dir+"/"+rest)
-			if got, ok2 := baton.ParsePriorityKind(kind); !ok || !ok2 || got != pr || name != pqName(pr, sq) {
+			if got, ok2 := backend.ParsePriorityKind(kind); !ok || !ok2 || got != pr || name != pqName(pr, sq) {
 				t.Fatalf("pqChild of %q = %q %q %v", rest, name, kind, ok)
 			}
 			if _, _, ok := pqItem(prefix(dir), &mvccpb.KeyValue{Key: []byte(dir + "/" + rest), Lease: 7}); ok {

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // maxSeq bounds an item's seq to its sixteen digits.
@@ -17,12 +18,12 @@ const maxSeq = 1e16 - 1
 // createItem makes a PriorityQueue item of priority p under dir in etcd's
 // layout (pqkeys.go); with list it then lists dir's children (a second
 // request: the seq is only known once the put has been allocated).
-func (c *conn) createItem(ctx context.Context, dir string, p int32, data []byte, f baton.Flags, list bool) (baton.Node, []baton.Node, error) {
+func (c *conn) createItem(ctx context.Context, dir string, p int32, data []byte, f backend.Flags, list bool) (backend.Node, []backend.Node, error) {
 	if err := checkPriority(p); err != nil {
-		return baton.Node{}, nil, err
+		return backend.Node{}, nil, err
 	}
-	if f&baton.Ephemeral != 0 {
-		return baton.Node{}, nil, fmt.Errorf("%w: a queue item is persistent", baton.ErrInvalidName)
+	if f&backend.Ephemeral != 0 {
+		return backend.Node{}, nil, fmt.Errorf("%w: a queue item is persistent", baton.ErrInvalidName)
 	}
 	n, err := c.enqueue(ctx, dir, p, data)
 	if err != nil || !list {
@@ -46,25 +47,25 @@ type pqTry struct {
 // write an id of the try, which its guard ignores, so that a try whose
 // reply was lost can be told applied or not (settle): Create is
 // exactly-once.
-func (c *conn) enqueue(ctx context.Context, dir string, p int32, data []byte) (baton.Node, error) {
+func (c *conn) enqueue(ctx context.Context, dir string, p int32, data []byte) (backend.Node, error) {
 	pfx := pqPrefix(dir, p)
 	lost := 0 // tries whose outcome was unknown
 	for {
 		if err := ctx.Err(); err != nil {
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 		if err := c.Err(); err != nil {
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 		resp, err := c.readLatest(ctx, pfx+"/", clientv3.WithLastKey()...)
 		if err != nil {
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 		seq := int64(0)
 		if len(resp.Kvs) > 0 {
 			last, ok := parseSeq(string(resp.Kvs[0].Key))
 			if !ok || last >= maxSeq {
-				return baton.Node{}, fmt.Errorf("%w: %s is not an item of etcd's priority queue layout (%s/<16 digits>)",
+				return backend.Node{}, fmt.Errorf("%w: %s is not an item of etcd's priority queue layout (%s/<16 digits>)",
 					baton.ErrIncompatible, resp.Kvs[0].Key, pfx)
 			}
 			seq = last + 1
@@ -88,25 +89,25 @@ func (c *conn) enqueue(ctx context.Context, dir string, p int32, data []byte) (b
 			continue // another put took the seq: allocate again
 		}
 		if !unknown {
-			return baton.Node{}, c.fail(ctx, "put "+t.key, err)
+			return backend.Node{}, c.fail(ctx, "put "+t.key, err)
 		}
 		lost++
 		rev, landed, serr := c.settle(ctx, t)
 		if serr != nil {
-			return baton.Node{}, c.fail(ctx, "put "+t.key+": its outcome is unknown", serr)
+			return backend.Node{}, c.fail(ctx, "put "+t.key+": its outcome is unknown", serr)
 		}
 		if landed {
 			return itemNode(t.key, p, seq, rev), nil
 		}
 		if err := sleepCtx(ctx, c.life, retryDelay); err != nil {
-			return baton.Node{}, c.fail(ctx, "put "+t.key, err)
+			return backend.Node{}, c.fail(ctx, "put "+t.key, err)
 		}
 	}
 }
 
 // itemNode is the node of item seq of priority p made at revision rev.
-func itemNode(key string, p int32, seq, rev int64) baton.Node {
-	return baton.Node{Path: key, Name: pqName(p, seq), Kind: baton.PriorityKind(p), Seq: rev, Token: rev, Version: rev}
+func itemNode(key string, p int32, seq, rev int64) backend.Node {
+	return backend.Node{Path: key, Name: pqName(p, seq), Kind: backend.PriorityKind(p), Seq: rev, Token: rev, Version: rev}
 }
 
 // settle decides whether try t, whose reply was lost, was applied, and at

@@ -7,6 +7,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Children lists the direct children of dir: sequential nodes by
@@ -17,7 +18,7 @@ import (
 // read from the member we talk to alone may answer from before a write
 // the others have applied. The waits read that way (readAtLeast): their
 // watch delivers whatever such a read missed.
-func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
+func (c *conn) Children(ctx context.Context, dir string) ([]backend.Node, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
@@ -33,19 +34,19 @@ func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 }
 
 // Get reads one key, with Children's consistency.
-func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
+func (c *conn) Get(ctx context.Context, path string) ([]byte, backend.Node, error) {
 	if err := checkDir(path); err != nil {
-		return nil, baton.Node{}, err
+		return nil, backend.Node{}, err
 	}
 	if err := c.Err(); err != nil {
-		return nil, baton.Node{}, err
+		return nil, backend.Node{}, err
 	}
 	resp, err := c.readLatest(ctx, path)
 	if err != nil {
-		return nil, baton.Node{}, err
+		return nil, backend.Node{}, err
 	}
 	if len(resp.Kvs) == 0 {
-		return nil, baton.Node{}, fmt.Errorf("%w: %s", baton.ErrNotFound, path)
+		return nil, backend.Node{}, fmt.Errorf("%w: %s", baton.ErrNotFound, path)
 	}
 	kv := resp.Kvs[0]
 	return kv.Value, nodeOf(kv), nil

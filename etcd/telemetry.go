@@ -1,6 +1,9 @@
 package etcd
 
-import "github.com/batonhq/baton"
+import (
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
+)
 
 // WithTelemetry makes the session and its recipes report metrics and
 // spans to t (see baton.Telemetry). Each acknowledged keepalive is a
@@ -8,8 +11,8 @@ import "github.com/batonhq/baton"
 func WithTelemetry(t baton.Telemetry) Option { return func(o *options) { o.telemetry = t } }
 
 var (
-	_ baton.Renewer   = (*conn)(nil) // telemetry.Renewals, at each acknowledged keepalive
-	_ baton.Backender = (*conn)(nil)
+	_ backend.Renewer   = (*conn)(nil) // telemetry.Renewals, at each acknowledged keepalive
+	_ backend.Backender = (*conn)(nil)
 )
 
 // Backend is "etcd".

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Every wait here follows one pattern: open the watch at the current
@@ -131,7 +132,7 @@ func watchErr(wr clientv3.WatchResponse, ok bool) error {
 // through its queue (see goneCache). A key of the same name made again
 // later (the same lease queuing again) is a different incarnation and does
 // not hold the wait.
-func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
+func (c *conn) WaitGone(ctx context.Context, n backend.Node) error {
 	if err := checkDir(n.Path); err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
 	return c.rewatch(ctx, func() error { return c.waitGone(ctx, n) })
 }
 
-func (c *conn) waitGone(ctx context.Context, n baton.Node) error {
+func (c *conn) waitGone(ctx context.Context, n backend.Node) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
@@ -199,7 +200,7 @@ const maxRearm = 3
 // synced watch from an unsynced one, so on those servers we open another
 // and keep them all, a few at most, taking whichever reports first: each is
 // unsynced only if it lost that race, and all of them rarely do.
-func (c *conn) armGone(ctx context.Context, n baton.Node) (*watch, error) {
+func (c *conn) armGone(ctx context.Context, n backend.Node) (*watch, error) {
 	var ws []*watch
 	for attempt := 0; ; attempt++ {
 		w, err := c.openWatch(ctx, n.Path)
@@ -257,7 +258,7 @@ func merge(ws []*watch) *watch {
 
 // goneSince reports whether n is gone at a revision no earlier than rev,
 // and the revision it looked at.
-func (c *conn) goneSince(ctx context.Context, n baton.Node, rev int64) (bool, int64, error) {
+func (c *conn) goneSince(ctx context.Context, n backend.Node, rev int64) (bool, int64, error) {
 	if n.Token == 0 {
 		resp, err := c.readAtLeast(ctx, n.Path, rev)
 		if err != nil {
@@ -277,21 +278,21 @@ func (c *conn) goneSince(ctx context.Context, n baton.Node, rev int64) (bool, in
 	return c.checkGone(ctx, n, rev)
 }
 
-func sameIncarnation(kv *mvccpb.KeyValue, n baton.Node) bool {
+func sameIncarnation(kv *mvccpb.KeyValue, n backend.Node) bool {
 	return n.Token == 0 || kv.CreateRevision == n.Token
 }
 
 // WaitChanged returns once that incarnation of n (its CreateRevision,
 // n.Token) has been written since n.Version (its ModRevision) or is gone
 // (ErrNotFound). It watches n's key alone.
-func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
+func (c *conn) WaitChanged(ctx context.Context, n backend.Node) error {
 	if err := checkDir(n.Path); err != nil {
 		return err
 	}
 	return c.rewatch(ctx, func() error { return c.waitChanged(ctx, n) })
 }
 
-func (c *conn) waitChanged(ctx context.Context, n baton.Node) error {
+func (c *conn) waitChanged(ctx context.Context, n backend.Node) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
@@ -336,14 +337,14 @@ func (c *conn) waitChanged(ctx context.Context, n baton.Node) error {
 
 // WaitChildren returns once the direct children of dir differ from since
 // (baton.ChildrenDiffer), at once if they already do.
-func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
+func (c *conn) WaitChildren(ctx context.Context, dir string, since []backend.Node) error {
 	if err := checkDir(dir); err != nil {
 		return err
 	}
 	return c.rewatch(ctx, func() error { return c.waitChildren(ctx, dir, since) })
 }
 
-func (c *conn) waitChildren(ctx context.Context, dir string, since []baton.Node) error {
+func (c *conn) waitChildren(ctx context.Context, dir string, since []backend.Node) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
@@ -357,7 +358,7 @@ func (c *conn) waitChildren(ctx context.Context, dir string, since []baton.Node)
 	if err != nil {
 		return err
 	}
-	if baton.ChildrenDiffer(children(pfx, resp.Kvs), since) {
+	if backend.ChildrenDiffer(children(pfx, resp.Kvs), since) {
 		return nil
 	}
 	for {
@@ -380,11 +381,11 @@ func (c *conn) waitChildren(ctx context.Context, dir string, since []baton.Node)
 }
 
 // WaitExists returns the node at path once it exists, at once if it does.
-func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) {
+func (c *conn) WaitExists(ctx context.Context, path string) (backend.Node, error) {
 	if err := checkDir(path); err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
-	var n baton.Node
+	var n backend.Node
 	err := c.rewatch(ctx, func() (err error) {
 		n, err = c.waitExists(ctx, path)
 		return err
@@ -392,18 +393,18 @@ func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) 
 	return n, err
 }
 
-func (c *conn) waitExists(ctx context.Context, path string) (baton.Node, error) {
+func (c *conn) waitExists(ctx context.Context, path string) (backend.Node, error) {
 	if err := c.Err(); err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	w, err := c.openWatch(ctx, path)
 	if err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	defer w.cancel()
 	resp, err := c.readAtLeast(ctx, path, w.rev)
 	if err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	if len(resp.Kvs) > 0 {
 		return nodeOf(resp.Kvs[0]), nil
@@ -411,7 +412,7 @@ func (c *conn) waitExists(ctx context.Context, path string) (baton.Node, error) 
 	for {
 		evs, err := c.next(ctx, w, path)
 		if err != nil {
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 		for _, ev := range evs {
 			if ev.Type == mvccpb.PUT {

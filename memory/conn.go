@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // errConnLoss is what a client sees when a reply is lost.
@@ -35,9 +36,9 @@ type conn struct {
 }
 
 var (
-	_ baton.Conn         = (*conn)(nil)
-	_ baton.WatchCounter = (*conn)(nil)
-	_ baton.Expirer      = (*conn)(nil)
+	_ backend.Conn         = (*conn)(nil)
+	_ backend.WatchCounter = (*conn)(nil)
+	_ backend.Expirer      = (*conn)(nil)
 )
 
 // Expiry is when the session will be given up as lost (baton.Expirer):
@@ -118,16 +119,16 @@ func newUID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
+func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, error) {
 	if err := validDir(dir, f); err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	if kind == "" || strings.Contains(kind, "/") {
-		return baton.Node{}, fmt.Errorf("%w: node name %q", baton.ErrInvalidName, kind)
+		return backend.Node{}, fmt.Errorf("%w: node name %q", baton.ErrInvalidName, kind)
 	}
 	uid := newUID()
 	if err := c.begin(ctx); err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	n, err := c.st.put(dir, kind, data, f, c.id, uid)
 	dropped := false
@@ -137,7 +138,7 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 	}
 	c.st.mu.Unlock()
 	if err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	if !dropped {
 		return n.public(), nil
@@ -147,32 +148,32 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 	return c.recover(ctx, dir, kind, uid, f)
 }
 
-func (c *conn) recover(ctx context.Context, dir, kind, uid string, f baton.Flags) (baton.Node, error) {
+func (c *conn) recover(ctx context.Context, dir, kind, uid string, f backend.Flags) (backend.Node, error) {
 	if err := c.begin(ctx); err != nil {
-		return baton.Node{}, fmt.Errorf("%w: %w", errConnLoss, err)
+		return backend.Node{}, fmt.Errorf("%w: %w", errConnLoss, err)
 	}
 	defer c.st.mu.Unlock()
 	for _, n := range c.st.kids[dir] {
-		if f&baton.Sequential != 0 && kind != baton.KindQueue && strings.Contains(n.name, uid) {
-			if n.owner != c.id && f&baton.Ephemeral != 0 {
+		if f&backend.Sequential != 0 && kind != backend.KindQueue && strings.Contains(n.name, uid) {
+			if n.owner != c.id && f&backend.Ephemeral != 0 {
 				c.st.remove(n, c)
-				return baton.Node{}, fmt.Errorf("%w: create landed in another session", baton.ErrSessionExpired)
+				return backend.Node{}, fmt.Errorf("%w: create landed in another session", baton.ErrSessionExpired)
 			}
 			return n.public(), nil
 		}
-		if f&baton.Sequential == 0 && n.name == kind && n.owner == c.id {
+		if f&backend.Sequential == 0 && n.name == kind && n.owner == c.id {
 			return n.public(), nil
 		}
 	}
 	// Not applied after all: create it now.
 	n, err := c.st.put(dir, kind, nil, f, c.id, uid)
 	if err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	return n.public(), nil
 }
 
-func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
+func (c *conn) Children(ctx context.Context, dir string) ([]backend.Node, error) {
 	if err := validPath(dir); err != nil {
 		return nil, err
 	}
@@ -183,22 +184,22 @@ func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 	return c.st.children(dir), nil
 }
 
-func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
+func (c *conn) Get(ctx context.Context, path string) ([]byte, backend.Node, error) {
 	if err := validPath(path); err != nil {
-		return nil, baton.Node{}, err
+		return nil, backend.Node{}, err
 	}
 	if err := c.begin(ctx); err != nil {
-		return nil, baton.Node{}, err
+		return nil, backend.Node{}, err
 	}
 	defer c.st.mu.Unlock()
 	n := c.st.nodes[path]
 	if n == nil {
-		return nil, baton.Node{}, fmt.Errorf("%w: %s", baton.ErrNotFound, path)
+		return nil, backend.Node{}, fmt.Errorf("%w: %s", baton.ErrNotFound, path)
 	}
 	return append([]byte(nil), n.data...), n.public(), nil
 }
 
-func (c *conn) Delete(ctx context.Context, want baton.Node) error {
+func (c *conn) Delete(ctx context.Context, want backend.Node) error {
 	if err := c.begin(ctx); err != nil {
 		return err
 	}
@@ -261,22 +262,22 @@ func (c *conn) unwatch(key string, w *watch) {
 	}
 }
 
-func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
+func (c *conn) WaitGone(ctx context.Context, n backend.Node) error {
 	return c.wait(ctx, n.Path, "gone", func() bool { return c.st.lookup(n) == nil })
 }
 
-func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
+func (c *conn) WaitChildren(ctx context.Context, dir string, since []backend.Node) error {
 	if err := validPath(dir); err != nil {
 		return err
 	}
-	return c.wait(ctx, dir, "kids", func() bool { return baton.ChildrenDiffer(c.st.children(dir), since) })
+	return c.wait(ctx, dir, "kids", func() bool { return backend.ChildrenDiffer(c.st.children(dir), since) })
 }
 
-func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) {
+func (c *conn) WaitExists(ctx context.Context, path string) (backend.Node, error) {
 	if err := validPath(path); err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
-	var found baton.Node
+	var found backend.Node
 	err := c.wait(ctx, path, "exists", func() bool {
 		n := c.st.nodes[path]
 		if n != nil {
@@ -289,7 +290,7 @@ func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) 
 
 // WaitChanged returns once that incarnation of n has data of another
 // version than n.Version, or is gone (ErrNotFound).
-func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
+func (c *conn) WaitChanged(ctx context.Context, n backend.Node) error {
 	if err := validPath(n.Path); err != nil {
 		return err
 	}
@@ -305,18 +306,18 @@ func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
 	return err
 }
 
-func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {
+func (c *conn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op) error {
 	if err := c.begin(ctx); err != nil {
 		return err
 	}
 	defer c.st.mu.Unlock()
 	if guard.Path != "" && c.st.lookup(guard) == nil {
-		return fmt.Errorf("%w: %s", baton.ErrGuard, guard.Path)
+		return fmt.Errorf("%w: %s", backend.ErrGuard, guard.Path)
 	}
 	// Check every op first so that nothing applies unless all can.
 	for _, op := range ops {
 		switch op.Kind {
-		case baton.OpSet, baton.OpDelete:
+		case backend.OpSet, backend.OpDelete:
 			n := c.st.lookup(op.Node)
 			if n == nil {
 				return fmt.Errorf("%w: %s", baton.ErrNotFound, op.Node.Path)
@@ -324,12 +325,12 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			if op.IfVersion && n.version != op.Node.Version {
 				return fmt.Errorf("%w: %s is at version %d, not %d", baton.ErrConflict, op.Node.Path, n.version, op.Node.Version)
 			}
-		case baton.OpCreate:
+		case backend.OpCreate:
 			if err := validDir(op.Dir, op.Flags); err != nil {
 				return err
 			}
-			if op.Flags&baton.Sequential == 0 && c.st.kids[op.Dir][op.Name] != nil {
-				return fmt.Errorf("%w: %s", baton.ErrExists, baton.Join(op.Dir, op.Name))
+			if op.Flags&backend.Sequential == 0 && c.st.kids[op.Dir][op.Name] != nil {
+				return fmt.Errorf("%w: %s", baton.ErrExists, backend.Join(op.Dir, op.Name))
 			}
 		default:
 			return fmt.Errorf("memory: unknown op %d", op.Kind)
@@ -337,15 +338,15 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	}
 	for _, op := range ops {
 		switch op.Kind {
-		case baton.OpSet:
+		case backend.OpSet:
 			n := c.st.lookup(op.Node)
 			n.data = append([]byte(nil), op.Data...)
 			n.version++
 			c.st.zxid++
 			c.st.fire(n.path(), nil, "data")
-		case baton.OpDelete:
+		case backend.OpDelete:
 			c.st.remove(c.st.lookup(op.Node), c)
-		case baton.OpCreate:
+		case backend.OpCreate:
 			if _, err := c.st.put(op.Dir, op.Name, op.Data, op.Flags, c.id, newUID()); err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // MinTTL is the smallest session TTL the store accepts.
@@ -46,10 +47,10 @@ type node struct {
 	created         time.Time
 }
 
-func (n *node) path() string { return baton.Join(n.dir, n.name) }
+func (n *node) path() string { return backend.Join(n.dir, n.name) }
 
-func (n *node) public() baton.Node {
-	return baton.Node{Path: n.path(), Name: n.name, Kind: n.kind, Seq: n.seq, Token: n.token, Owner: n.owner, Created: n.created, Version: n.version}
+func (n *node) public() backend.Node {
+	return backend.Node{Path: n.path(), Name: n.name, Kind: n.kind, Seq: n.seq, Token: n.token, Owner: n.owner, Created: n.created, Version: n.version}
 }
 
 // watch is one pending one-shot watch. kind is "gone", "kids", "exists"
@@ -171,8 +172,8 @@ func margin(ttl time.Duration) time.Duration { return ttl / 5 }
 // validDir checks the parent of a node to create. A plain node may sit at
 // the top of the keyspace (a Barrier named "deploy", its key its name, as
 // on etcd): its dir is "". A sequential node needs a real parent.
-func validDir(dir string, f baton.Flags) error {
-	if dir == "" && f&baton.Sequential == 0 {
+func validDir(dir string, f backend.Flags) error {
+	if dir == "" && f&backend.Sequential == 0 {
 		return nil
 	}
 	return validPath(dir)
@@ -225,24 +226,24 @@ func (s *Store) fire(key string, self *conn, kinds ...string) {
 }
 
 // put adds a node. Caller holds mu.
-func (s *Store) put(dir, kind string, data []byte, f baton.Flags, owner, uid string) (*node, error) {
+func (s *Store) put(dir, kind string, data []byte, f backend.Flags, owner, uid string) (*node, error) {
 	s.cseq[dir]++
 	seq := s.cseq[dir]
 	name := kind
-	if f&baton.Sequential != 0 {
+	if f&backend.Sequential != 0 {
 		switch {
-		case kind == baton.KindQueue:
+		case kind == backend.KindQueue:
 			name = fmt.Sprintf("qn-%010d", seq)
 		default:
 			name = fmt.Sprintf("_c_%s-%s-%010d", uid, kind, seq)
 		}
 	} else if s.kids[dir][name] != nil {
-		return nil, fmt.Errorf("%w: %s", baton.ErrExists, baton.Join(dir, name))
+		return nil, fmt.Errorf("%w: %s", baton.ErrExists, backend.Join(dir, name))
 	}
 	s.zxid++
-	n := &node{dir: dir, name: name, kind: kind, seq: seq, seqd: f&baton.Sequential != 0,
+	n := &node{dir: dir, name: name, kind: kind, seq: seq, seqd: f&backend.Sequential != 0,
 		token: s.zxid, data: append([]byte(nil), data...), created: time.Now()}
-	if f&baton.Ephemeral != 0 {
+	if f&backend.Ephemeral != 0 {
 		n.owner = owner
 	}
 	if s.kids[dir] == nil {
@@ -269,7 +270,7 @@ func (s *Store) remove(n *node, by *conn) {
 }
 
 // lookup finds the live incarnation of want. Caller holds mu.
-func (s *Store) lookup(want baton.Node) *node {
+func (s *Store) lookup(want backend.Node) *node {
 	n := s.nodes[want.Path]
 	if n == nil || (want.Token != 0 && n.token != want.Token) {
 		return nil
@@ -277,8 +278,8 @@ func (s *Store) lookup(want baton.Node) *node {
 	return n
 }
 
-func (s *Store) children(dir string) []baton.Node {
-	var seqd, plain []baton.Node
+func (s *Store) children(dir string) []backend.Node {
+	var seqd, plain []backend.Node
 	for _, n := range s.kids[dir] {
 		if n.seqd {
 			seqd = append(seqd, n.public())

@@ -1,8 +1,10 @@
 package memory
 
-import "github.com/batonhq/baton"
+import (
+	"github.com/batonhq/baton/backend"
+)
 
-var _ baton.Backender = (*conn)(nil)
+var _ backend.Backender = (*conn)(nil)
 
 // Backend is "memory".
 func (c *conn) Backend() string { return "memory" }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
@@ -98,7 +99,7 @@ func wakeChannels(t testing.TB, ctx context.Context, c *redis.Client, n int) {
 // renewedPast waits until e's hold has been renewed to expire later than
 // start+d (its renewals confirmed, however long that takes), checking
 // check between polls, and fails the test if that takes longer than 4d.
-func renewedPast(t testing.TB, e baton.Expirer, start time.Time, d time.Duration, check func()) {
+func renewedPast(t testing.TB, e backend.Expirer, start time.Time, d time.Duration, check func()) {
 	t.Helper()
 	await.Until(t, 4*d, fmt.Sprintf("the hold renewed past %v", d), func() bool {
 		check()

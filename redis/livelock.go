@@ -52,9 +52,9 @@ var errValidity = errors.New("renewal not confirmed before the lock's validity r
 // newLiveLock starts renewing an acquisition valid until deadline (measured on
 // the monotonic clock from when the acquiring command was sent).
 func newLiveLock(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *liveLock {
-	l, end := handle.NewLease(key, token)
-	h := &liveLock{value: value, lease: l, end: end, key: key, every: ttl / 3, renew: renew, deadline: deadline}
-	handle.SetDeadline(l, h.expiryTime, handle.DefaultGrace(ttl))
+	hl, end := handle.NewLease(key, token)
+	h := &liveLock{value: value, lease: (*baton.Lease)(hl), end: end, key: key, every: ttl / 3, renew: renew, deadline: deadline}
+	handle.SetDeadline(hl, h.expiryTime, handle.DefaultGrace(ttl))
 	h.mu.Lock()
 	h.expire = time.AfterFunc(time.Until(deadline), h.expired)
 	h.next = time.AfterFunc(h.every, h.renewOnce)
@@ -194,7 +194,7 @@ func (h *liveLock) expiryTime() time.Time {
 }
 
 // expiryOf is the loss deadline of the hold a handle has, or the zero Time.
-func expiryOf(levels *handle.Reentrant[*liveLock]) time.Time {
+func expiryOf(levels *handle.Reentrant[*liveLock, *baton.Lease]) time.Time {
 	h, _, ok := levels.Current()
 	if !ok {
 		return time.Time{}

@@ -56,8 +56,8 @@ type Mutex struct {
 	obs   *observer       // nil: no telemetry
 	bad   error           // why the key or ttl cannot lock (checkHandle), or nil
 
-	gate   handle.Gate                 // one call at a time on this handle
-	levels handle.Reentrant[*liveLock] // what this handle holds, by level
+	gate   handle.Gate                               // one call at a time on this handle
+	levels handle.Reentrant[*liveLock, *baton.Lease] // what this handle holds, by level
 }
 
 // NewMutex returns a lock on the key named by key, a lock name as
@@ -423,3 +423,5 @@ func (m *Mutex) giveUp(ctx context.Context, value string, at place, err error) e
 	}
 	return fmt.Errorf("redis: lock %s: %w", m.k.lock, err)
 }
+
+var _ baton.Locker = (*Mutex)(nil)

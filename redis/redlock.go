@@ -94,8 +94,8 @@ type Redlock struct {
 	obs   *observer       // nil: no telemetry
 	bad   error           // why the key or ttl cannot lock (checkHandle), or nil
 
-	gate   handle.Gate                 // one call at a time on this handle
-	levels handle.Reentrant[*liveLock] // what this handle holds, by level
+	gate   handle.Gate                               // one call at a time on this handle
+	levels handle.Reentrant[*liveLock, *baton.Lease] // what this handle holds, by level
 
 	// lines are the entries the holder still has in lines (on masters that
 	// had not handed over when it won), left at Unlock. Guarded by gate.
@@ -615,3 +615,5 @@ func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
 	})
 	return r.levels.Take(h, h.lease)
 }
+
+var _ baton.Locker = (*Redlock)(nil)

@@ -50,7 +50,7 @@ func newObserver(backend, name string, o options) *observer {
 // acquire runs acquire(ctx, try), reporting it, and starts reporting the
 // hold of a new lease (a re-entrant acquisition returns the lease already
 // reported).
-func (o *observer) acquire(ctx context.Context, try bool, acquire func(context.Context, bool) (*baton.Lease, error), levels *handle.Reentrant[*liveLock]) (*baton.Lease, error) {
+func (o *observer) acquire(ctx context.Context, try bool, acquire func(context.Context, bool) (*baton.Lease, error), levels *handle.Reentrant[*liveLock, *baton.Lease]) (*baton.Lease, error) {
 	if o == nil {
 		return acquire(ctx, try)
 	}

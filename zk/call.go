@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/batonhq/baton"
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // errConnLoss marks a request whose connection was lost: it may or may
@@ -119,9 +121,9 @@ func (c *conn) mapErr(err error) error {
 }
 
 // statNode builds a Node from a server path and its Stat.
-func (c *conn) statNode(path string, st *gozk.Stat) baton.Node {
+func (c *conn) statNode(path string, st *gozk.Stat) backend.Node {
 	p := c.rel(path)
-	n := baton.Node{Path: p, Name: base(p)}
+	n := backend.Node{Path: p, Name: base(p)}
 	pn := parseName(n.Name)
 	n.Kind = pn.kind
 	n.Seq = int64(pn.seq)

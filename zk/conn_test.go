@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	gozk "github.com/go-zookeeper/zk"
+
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/zktest"
-	gozk "github.com/go-zookeeper/zk"
 )
 
 func ctxT(t testing.TB) context.Context {
@@ -27,15 +29,15 @@ func TestCreateListGetDelete(t *testing.T) {
 	s := openT(t, 0)
 	c := s.Conn()
 	dir := testPath(t) + "/a/b"
-	n1, err := c.Create(ctx, dir, baton.KindLock, []byte("x"), baton.Ephemeral|baton.Sequential)
+	n1, err := c.Create(ctx, dir, backend.KindLock, []byte("x"), backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n2, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	n2, err := c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n1.Kind != baton.KindLock || n1.Owner != s.ID() || n1.Token == 0 || n2.Token <= n1.Token || n2.Seq != n1.Seq+1 {
+	if n1.Kind != backend.KindLock || n1.Owner != s.ID() || n1.Token == 0 || n2.Token <= n1.Token || n2.Seq != n1.Seq+1 {
 		t.Fatalf("nodes %+v %+v (session %s)", n1, n2, s.ID())
 	}
 	data, g, err := c.Get(ctx, n1.Path)
@@ -74,7 +76,7 @@ func TestCreateListGetDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := c.WaitGone(ctx, baton.Node{Path: dir}); err != nil {
+	if err := c.WaitGone(ctx, backend.Node{Path: dir}); err != nil {
 		t.Fatalf("empty container parent not removed: %v", err)
 	}
 	if kids, err := c.Children(ctx, "/does/not/exist"); err != nil || len(kids) != 0 {
@@ -89,20 +91,20 @@ func TestInvalidNames(t *testing.T) {
 		if _, err := c.Children(ctx, p); !errors.Is(err, baton.ErrInvalidName) {
 			t.Errorf("Children(%q) = %v, want ErrInvalidName", p, err)
 		}
-		if _, err := c.Create(ctx, p, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); !errors.Is(err, baton.ErrInvalidName) {
+		if _, err := c.Create(ctx, p, backend.KindLock, nil, backend.Ephemeral|backend.Sequential); !errors.Is(err, baton.ErrInvalidName) {
 			t.Errorf("Create(%q) = %v, want ErrInvalidName", p, err)
 		}
 	}
 	for _, k := range []string{"", "a/b", "..", "bogus"} {
-		f := baton.Flags(0)
+		f := backend.Flags(0)
 		if k == "bogus" {
-			f = baton.Sequential
+			f = backend.Sequential
 		}
 		if _, err := c.Create(ctx, "/x", k, nil, f); !errors.Is(err, baton.ErrInvalidName) {
 			t.Errorf("Create(kind %q) = %v, want ErrInvalidName", k, err)
 		}
 	}
-	if err := c.Delete(ctx, baton.Node{Path: "nope/"}); !errors.Is(err, baton.ErrInvalidName) {
+	if err := c.Delete(ctx, backend.Node{Path: "nope/"}); !errors.Is(err, baton.ErrInvalidName) {
 		t.Errorf("Delete(nope/) = %v", err)
 	}
 }
@@ -116,7 +118,7 @@ func TestPathWithoutSlash(t *testing.T) {
 	a, b := openT(t, 0).Conn(), openT(t, 0).Conn()
 	abs := testPath(t)
 	rel := strings.TrimPrefix(abs, "/")
-	n, err := a.Create(ctx, rel+"/q", baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	n, err := a.Create(ctx, rel+"/q", backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil || !strings.HasPrefix(n.Path, abs+"/q/") {
 		t.Fatalf("Create in %q: %+v, %v; want a node under %s/q", rel+"/q", n, err, abs)
 	}
@@ -134,17 +136,17 @@ func TestPathWithoutSlash(t *testing.T) {
 	}
 	gone := make(chan error, 1)
 	go func() { gone <- b.WaitChildren(ctx, rel+"/q", kids) }()
-	if err := a.Delete(ctx, baton.Node{Path: strings.TrimPrefix(n.Path, "/"), Token: n.Token}); err != nil {
+	if err := a.Delete(ctx, backend.Node{Path: strings.TrimPrefix(n.Path, "/"), Token: n.Token}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-gone; err != nil {
 		t.Fatal(err)
 	}
 	top := strings.ReplaceAll(rel, "/", "-")
-	if n, err := a.Create(ctx, "", top, nil, baton.Ephemeral); err != nil || n.Path != "/"+top {
+	if n, err := a.Create(ctx, "", top, nil, backend.Ephemeral); err != nil || n.Path != "/"+top {
 		t.Fatalf("Create(%q, %q): %+v, %v; want /%s", "", top, n, err, top)
 	}
-	if _, err := a.Create(ctx, "", baton.KindLock, nil, baton.Ephemeral|baton.Sequential); !errors.Is(err, baton.ErrInvalidName) {
+	if _, err := a.Create(ctx, "", backend.KindLock, nil, backend.Ephemeral|backend.Sequential); !errors.Is(err, baton.ErrInvalidName) {
 		t.Fatalf("a sequential node at the top (dir \"\"): %v, want ErrInvalidName", err)
 	}
 }
@@ -166,12 +168,12 @@ func TestExpire(t *testing.T) {
 	s, p := openProxied(t, 0)
 	other := openT(t, 0)
 	dir := testPath(t)
-	n, err := s.Conn().Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	n, err := s.Conn().Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waiting := make(chan error, 1)
-	go func() { waiting <- s.Conn().WaitGone(ctx, baton.Node{Path: dir + "/nothing-here-but-watched"}) }()
+	go func() { waiting <- s.Conn().WaitGone(ctx, backend.Node{Path: dir + "/nothing-here-but-watched"}) }()
 	expire(t, zktest.Shared(t).Addr(), p, s)
 	if err := waitDone(t, s, 10*time.Second); !errors.Is(err, baton.ErrSessionExpired) {
 		t.Fatalf("Err = %v, want ErrSessionExpired", err)
@@ -191,7 +193,7 @@ func TestCloseRemovesEphemerals(t *testing.T) {
 	ctx := ctxT(t)
 	s := openT(t, 0)
 	other := openT(t, 0)
-	n, err := s.Conn().Create(ctx, testPath(t), baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	n, err := s.Conn().Create(ctx, testPath(t), backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,12 +283,12 @@ func TestCreateReplyLostFoundAgain(t *testing.T) {
 	s := openT(t, 0, withDropper(d))
 	c := s.Conn()
 	dir := testPath(t)
-	if _, err := c.Create(ctx, dir, "warm", nil, baton.Ephemeral); err != nil {
+	if _, err := c.Create(ctx, dir, "warm", nil, backend.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
 	before := sessionOf(s).Requests()
 	d.dropNext()
-	n, err := c.Create(ctx, dir, baton.KindLock, []byte("d"), baton.Ephemeral|baton.Sequential)
+	n, err := c.Create(ctx, dir, backend.KindLock, []byte("d"), backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +317,7 @@ func TestPartitionLostLocally(t *testing.T) {
 	ctx := ctxT(t)
 	s, p := openProxied(t, 0)
 	other := openT(t, 0)
-	n, err := s.Conn().Create(ctx, testPath(t), baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	n, err := s.Conn().Create(ctx, testPath(t), backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +357,7 @@ func TestChroot(t *testing.T) {
 	root := testPath(t)
 	s := openT(t, 0, WithChroot(root))
 	plain := openT(t, 0)
-	n, err := s.Conn().Create(ctx, "/locks/a", baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	n, err := s.Conn().Create(ctx, "/locks/a", backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +386,7 @@ func TestCommit(t *testing.T) {
 	s := openT(t, 0)
 	c := s.Conn()
 	dir := testPath(t)
-	guard, err := c.Create(ctx, dir+"/g", baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	guard, err := c.Create(ctx, dir+"/g", backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,8 +396,8 @@ func TestCommit(t *testing.T) {
 	}
 	// Guarded: set one node, create another in a missing dir.
 	err = c.Commit(ctx, guard,
-		baton.Op{Kind: baton.OpSet, Node: item, Data: []byte("2")},
-		baton.Op{Kind: baton.OpCreate, Dir: dir + "/new/deep", Name: "y", Data: []byte("3")})
+		backend.Op{Kind: backend.OpSet, Node: item, Data: []byte("2")},
+		backend.Op{Kind: backend.OpCreate, Dir: dir + "/new/deep", Name: "y", Data: []byte("3")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,17 +411,17 @@ func TestCommit(t *testing.T) {
 	if err := c.Delete(ctx, guard); err != nil {
 		t.Fatal(err)
 	}
-	err = c.Commit(ctx, guard, baton.Op{Kind: baton.OpDelete, Node: item})
-	if !errors.Is(err, baton.ErrGuard) {
+	err = c.Commit(ctx, guard, backend.Op{Kind: backend.OpDelete, Node: item})
+	if !errors.Is(err, backend.ErrGuard) {
 		t.Fatalf("Commit with the guard gone: %v, want ErrGuard", err)
 	}
 	if _, _, err := c.Get(ctx, item.Path); err != nil {
 		t.Fatalf("item deleted by a refused commit: %v", err)
 	}
 	// Unguarded, atomic: a failing op undoes the others.
-	err = c.Commit(ctx, baton.Node{},
-		baton.Op{Kind: baton.OpDelete, Node: item},
-		baton.Op{Kind: baton.OpCreate, Dir: dir + "/new/deep", Name: "y"})
+	err = c.Commit(ctx, backend.Node{},
+		backend.Op{Kind: backend.OpDelete, Node: item},
+		backend.Op{Kind: backend.OpCreate, Dir: dir + "/new/deep", Name: "y"})
 	if !errors.Is(err, baton.ErrExists) {
 		t.Fatalf("Commit creating an existing node: %v, want ErrExists", err)
 	}
@@ -435,7 +437,7 @@ func TestWaitChildrenAndExists(t *testing.T) {
 	// Missing dir: waits until a child appears.
 	got := make(chan error, 1)
 	go func() { got <- a.WaitChildren(ctx, dir, nil) }()
-	exists := make(chan baton.Node, 1)
+	exists := make(chan backend.Node, 1)
 	go func() {
 		n, err := a.WaitExists(ctx, dir+"/ready")
 		if err != nil {
@@ -477,7 +479,7 @@ func FuzzCheckPath(f *testing.F) {
 		// Every name baton.CleanName takes, ZooKeeper takes, as its
 		// absolute path: one rule for every store.
 		if clean, err := baton.CleanName(p); err == nil {
-			if abs, err := userPath(clean); err != nil || abs != baton.AbsolutePath(p) {
+			if abs, err := userPath(clean); err != nil || abs != backend.AbsolutePath(p) {
 				t.Fatalf("CleanName(%q) = %q, which userPath makes %q, %v", p, clean, abs, err)
 			}
 		}
@@ -545,11 +547,11 @@ func TestAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	anon := openT(t, 0)
-	if _, err := anon.Conn().Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); err == nil {
+	if _, err := anon.Conn().Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential); err == nil {
 		t.Fatal("created under a protected parent without credentials")
 	}
 	s := openT(t, 0, WithAuth("digest", []byte("app:secret")))
-	if _, err := s.Conn().Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); err != nil {
+	if _, err := s.Conn().Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential); err != nil {
 		t.Fatalf("with credentials: %v", err)
 	}
 }

@@ -8,9 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/batonhq/baton"
 	gozk "github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // maxCreateAttempts bounds one Create's attempts (missing parents,
@@ -30,18 +32,18 @@ const cleanupTimeout = 5 * time.Second
 // Queue items ("qn-<seq>", ZooKeeper's DistributedQueue layout) carry no
 // id: if the connection is lost before their reply, Create does not retry
 // and returns an error saying the outcome is unknown.
-func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f baton.Flags) (baton.Node, error) {
+func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, error) {
 	dir, err := topDir(dir, f)
 	if err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	var name, id string
 	protected := false
-	if f&baton.Sequential != 0 {
+	if f&backend.Sequential != 0 {
 		id = newID()
 		prefix, prot, ok := sequentialName(kind, id)
 		if !ok {
-			return baton.Node{}, fmt.Errorf("%w: no sequential node kind %q", baton.ErrInvalidName, kind)
+			return backend.Node{}, fmt.Errorf("%w: no sequential node kind %q", baton.ErrInvalidName, kind)
 		}
 		name, protected = prefix, prot
 		if _, item := curatorItemName(kind); item {
@@ -49,13 +51,13 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 		}
 	} else {
 		if err := checkElem(kind); err != nil {
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 		name = kind
 	}
-	path := c.abs(baton.Join(dir, name))
+	path := c.abs(backend.Join(dir, name))
 	if err := c.checkCreate(path, data, f); err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	flags := createFlags(f)
 	for attempt := 0; attempt < maxCreateAttempts; attempt++ {
@@ -74,47 +76,47 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f bato
 			return c.verifyCreated(ctx, dir, n)
 		case errors.Is(err, baton.ErrNotFound):
 			if err := c.makeParents(ctx, c.abs(dir)); err != nil {
-				return baton.Node{}, err
+				return backend.Node{}, err
 			}
 		case errors.Is(err, errConnLoss):
-			if f&baton.Sequential != 0 && !protected {
-				return baton.Node{}, c.unknown(ctx, "create in "+dir, err)
+			if f&backend.Sequential != 0 && !protected {
+				return backend.Node{}, c.unknown(ctx, "create in "+dir, err)
 			}
 			if err := c.waitUp(ctx); err != nil {
-				return baton.Node{}, err
+				return backend.Node{}, err
 			}
 			if protected {
 				n, found, err := c.findProtected(ctx, dir, id)
 				if err != nil {
-					return baton.Node{}, err
+					return backend.Node{}, err
 				}
 				if found {
 					return c.verifyCreated(ctx, dir, n)
 				}
 			}
-		case errors.Is(err, baton.ErrExists) && attempt > 0 && f&baton.Ephemeral != 0:
+		case errors.Is(err, baton.ErrExists) && attempt > 0 && f&backend.Ephemeral != 0:
 			// An earlier attempt whose reply was lost may have made it.
 			_, n, gerr := c.Get(ctx, c.rel(path))
 			if gerr == nil && n.Owner == c.ID() {
 				return c.verifyCreated(ctx, dir, n)
 			}
-			return baton.Node{}, err
+			return backend.Node{}, err
 		case errors.Is(err, gozk.ErrNoAuth):
-			return baton.Node{}, fmt.Errorf("zk: create in %s: its ACL does not let this session's identity create nodes there; it belongs to another identity (see WithAuth): %w: %w", dir, baton.ErrPermission, gozk.ErrNoAuth)
+			return backend.Node{}, fmt.Errorf("zk: create in %s: its ACL does not let this session's identity create nodes there; it belongs to another identity (see WithAuth): %w: %w", dir, baton.ErrPermission, gozk.ErrNoAuth)
 		case errors.Is(err, gozk.ErrInvalidACL):
-			return baton.Node{}, fmt.Errorf("zk: create in %s: %w", dir, err)
+			return backend.Node{}, fmt.Errorf("zk: create in %s: %w", dir, err)
 		default:
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 	}
-	return baton.Node{}, fmt.Errorf("zk: create in %s: gave up after %d attempts: %w", dir, maxCreateAttempts, err)
+	return backend.Node{}, fmt.Errorf("zk: create in %s: gave up after %d attempts: %w", dir, maxCreateAttempts, err)
 }
 
 // checkCreate refuses a create whose node path (server path, before any
 // sequence suffix) or request would exceed ZooKeeper's limits.
-func (c *conn) checkCreate(path string, data []byte, f baton.Flags) error {
+func (c *conn) checkCreate(path string, data []byte, f backend.Flags) error {
 	n := len(path)
-	if f&baton.Sequential != 0 {
+	if f&backend.Sequential != 0 {
 		n += seqWidth + 1
 	}
 	if n > MaxPathLen+len(c.chroot) {
@@ -123,19 +125,19 @@ func (c *conn) checkCreate(path string, data []byte, f baton.Flags) error {
 	return checkSize("create in "+short(c.rel(parent(path))), n+len(data)+aclLen(c.acl)+requestOverhead)
 }
 
-func createFlags(f baton.Flags) int32 {
+func createFlags(f backend.Flags) int32 {
 	var flags int32
-	if f&baton.Ephemeral != 0 {
+	if f&backend.Ephemeral != 0 {
 		flags |= gozk.FlagEphemeral
 	}
-	if f&baton.Sequential != 0 {
+	if f&backend.Sequential != 0 {
 		flags |= gozk.FlagSequence
 	}
 	return flags
 }
 
 // created builds the Node of a node we just created at (server) path.
-func (c *conn) created(ctx context.Context, path string, f baton.Flags) (baton.Node, error) {
+func (c *conn) created(ctx context.Context, path string, f backend.Flags) (backend.Node, error) {
 	n := c.statNode(path, nil)
 	if z, ok := c.w.takeZxid(path); ok {
 		n.Token = z
@@ -143,14 +145,14 @@ func (c *conn) created(ctx context.Context, path string, f baton.Flags) (baton.N
 		// The tap missed the reply header (never expected): ask.
 		ok, st, err := c.exists(ctx, path)
 		if err != nil {
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 		if !ok {
-			return baton.Node{}, fmt.Errorf("%w: %s vanished after its create", baton.ErrNotFound, n.Path)
+			return backend.Node{}, fmt.Errorf("%w: %s vanished after its create", baton.ErrNotFound, n.Path)
 		}
 		n.Token = st.Czxid
 	}
-	if f&baton.Ephemeral != 0 {
+	if f&backend.Ephemeral != 0 {
 		n.Owner = c.ID()
 	}
 	return n, nil
@@ -159,26 +161,26 @@ func (c *conn) created(ctx context.Context, path string, f baton.Flags) (baton.N
 // findProtected looks for the node of create attempt id among the children
 // of dir. A node of ours that belongs to another session (ours expired
 // meanwhile) is removed and not reported.
-func (c *conn) findProtected(ctx context.Context, dir, id string) (baton.Node, bool, error) {
+func (c *conn) findProtected(ctx context.Context, dir, id string) (backend.Node, bool, error) {
 	names, err := c.children(ctx, c.abs(dir))
 	if errors.Is(err, baton.ErrNotFound) {
-		return baton.Node{}, false, nil
+		return backend.Node{}, false, nil
 	}
 	if err != nil {
-		return baton.Node{}, false, err
+		return backend.Node{}, false, err
 	}
 	mark := protectedPrefix + id + "-"
 	for _, name := range names {
 		if !strings.HasPrefix(name, mark) {
 			continue
 		}
-		path := c.abs(baton.Join(dir, name))
+		path := c.abs(backend.Join(dir, name))
 		ok, st, err := c.exists(ctx, path)
 		if err != nil {
-			return baton.Node{}, false, err
+			return backend.Node{}, false, err
 		}
 		if !ok {
-			return baton.Node{}, false, nil
+			return backend.Node{}, false, nil
 		}
 		c.w.forget(path)
 		c.mu.Lock()
@@ -186,11 +188,11 @@ func (c *conn) findProtected(ctx context.Context, dir, id string) (baton.Node, b
 		c.mu.Unlock()
 		if !mine {
 			_ = c.retry(ctx, func() error { return c.zc.Delete(path, -1) })
-			return baton.Node{}, false, nil
+			return backend.Node{}, false, nil
 		}
 		return c.statNode(path, st), true, nil
 	}
-	return baton.Node{}, false, nil
+	return backend.Node{}, false, nil
 }
 
 // abandonCreate removes the node of a create whose caller gave up (ctx

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Priority and delay queue items follow Apache Curator's
@@ -26,14 +27,14 @@ const curatorItemPrefix = "queue-"
 // curatorItemName returns the name prefix of an item of kind, and false if
 // kind is no queue item kind.
 func curatorItemName(kind string) (string, bool) {
-	if p, ok := baton.ParsePriorityKind(kind); ok {
+	if p, ok := backend.ParsePriorityKind(kind); ok {
 		sign := "1"
 		if p < 0 {
 			sign = "0"
 		}
 		return fmt.Sprintf("%s%s%08X", curatorItemPrefix, sign, uint32(p)), true
 	}
-	if d, due, ok := baton.ParseDelayKind(kind); ok {
+	if d, due, ok := backend.ParseDelayKind(kind); ok {
 		tag := ""
 		if d >= 0 {
 			tag = fmt.Sprintf("D%X", d)
@@ -60,7 +61,7 @@ func parseCuratorItem(head string) string {
 		if (p >= 0) != (tag[0] == '1') {
 			return ""
 		}
-		return baton.PriorityKind(p)
+		return backend.PriorityKind(p)
 	}
 	// [D<delay>]|<due>|
 	if tag[len(tag)-1] != '|' {
@@ -89,9 +90,9 @@ func parseCuratorItem(head string) string {
 // delayKindOf is baton's DelayKind from milliseconds.
 func delayKindOf(d, due int64) string {
 	if d < 0 {
-		return baton.KindDelay + ":-1:" + strconv.FormatInt(due, 10)
+		return backend.KindDelay + ":-1:" + strconv.FormatInt(due, 10)
 	}
-	return baton.KindDelay + ":" + strconv.FormatInt(d, 10) + ":" + strconv.FormatInt(due, 10)
+	return backend.KindDelay + ":" + strconv.FormatInt(d, 10) + ":" + strconv.FormatInt(due, 10)
 }
 
 // upperHex parses 1 to 16 upper-case hex digits, as Java's %X writes them.

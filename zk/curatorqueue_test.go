@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Curator's own names: DistributedPriorityQueue.priorityToString and
 // DistributedDelayQueue.epochToString, as Curator 5.4 writes them.
 func TestCuratorItemNames(t *testing.T) {
 	for _, tc := range []struct{ kind, head string }{
-		{baton.PriorityKind(0), "queue-100000000"},
-		{baton.PriorityKind(10), "queue-10000000A"},
-		{baton.PriorityKind(-1), "queue-0FFFFFFFF"},
-		{baton.PriorityKind(-2147483648), "queue-080000000"},
-		{baton.PriorityKind(2147483647), "queue-17FFFFFFF"},
+		{backend.PriorityKind(0), "queue-100000000"},
+		{backend.PriorityKind(10), "queue-10000000A"},
+		{backend.PriorityKind(-1), "queue-0FFFFFFFF"},
+		{backend.PriorityKind(-2147483648), "queue-080000000"},
+		{backend.PriorityKind(2147483647), "queue-17FFFFFFF"},
 		{"dq:-1:1700000000000", "queue-|18BCFE56800|"},
 		{"dq:-1:255", "queue-|000000FF|"},
 		{"dq:1500:1700000000000", "queue-D5DC|18BCFE56800|"},
@@ -65,7 +66,7 @@ func FuzzCuratorItemName(f *testing.F) {
 		if k == "" {
 			return
 		}
-		if !baton.IsItemKind(k) {
+		if !backend.IsItemKind(k) {
 			t.Fatalf("parseCuratorItem(%q) = %q, no item kind", head, k)
 		}
 		if back, ok := curatorItemName(k); !ok || back != head {

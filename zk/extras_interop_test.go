@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/zktest"
 )
@@ -73,7 +74,7 @@ func testInteropGroup(t *testing.T, p peer) {
 	j := startExtras(t, ctx, p, "group", path, "java", "jd")
 	waitMembers(t, ctx, g, "go=gd,java=jd")
 	j.poll(t, ctx, "members", "go=gd,java=jd")
-	_, n, err := s.Conn().Get(ctx, baton.Join(path, "java"))
+	_, n, err := s.Conn().Get(ctx, backend.Join(path, "java"))
 	if err != nil || n.Owner == "" {
 		t.Fatalf("Curator's member node: %+v %v, want ephemeral", n, err)
 	}
@@ -129,7 +130,7 @@ func testInteropPriority(t *testing.T, p peer) {
 		if !curatorPriorityItem.MatchString(k.Name) {
 			t.Fatalf("Curator's item %q: not the expected layout", k.Name)
 		}
-		if _, ok := baton.ParsePriorityKind(k.Kind); !ok {
+		if _, ok := backend.ParsePriorityKind(k.Kind); !ok {
 			t.Fatalf("Curator's item %q parsed as kind %q", k.Name, k.Kind)
 		}
 	}

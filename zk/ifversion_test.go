@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // TestIfVersionNeverAny: ZooKeeper reads a version of -1 as "any
@@ -18,17 +19,17 @@ func TestIfVersionNeverAny(t *testing.T) {
 	s := openT(t, 10*time.Second)
 	dir := testPath(t)
 	c := s.Conn()
-	if _, err := c.Create(ctx, dir, "v", []byte("a"), baton.Ephemeral); err != nil {
+	if _, err := c.Create(ctx, dir, "v", []byte("a"), backend.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
-	_, n, err := c.Get(ctx, baton.Join(dir, "v"))
+	_, n, err := c.Get(ctx, backend.Join(dir, "v"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []int64{-1, 1 << 31, -1<<31 - 1} {
 		bad := n
 		bad.Version = v
-		if err := c.Commit(ctx, baton.Node{}, baton.Op{Kind: baton.OpSet, Node: bad, Data: []byte("b"), IfVersion: true}); !errors.Is(err, baton.ErrConflict) {
+		if err := c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpSet, Node: bad, Data: []byte("b"), IfVersion: true}); !errors.Is(err, baton.ErrConflict) {
 			t.Fatalf("Set at version %d: %v, want ErrConflict", v, err)
 		}
 	}

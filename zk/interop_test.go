@@ -16,11 +16,13 @@ import (
 	"testing"
 	"time"
 
+	gozk "github.com/go-zookeeper/zk"
+
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
-	gozk "github.com/go-zookeeper/zk"
 )
 
 // The interop tests run baton's Mutex against the lock recipes of other
@@ -137,7 +139,7 @@ func interopCtx(t *testing.T) context.Context {
 }
 
 // lockNodes counts the lock contenders under path, as baton parses them.
-func lockNodes(t *testing.T, ctx context.Context, c baton.Conn, path string) []baton.Node {
+func lockNodes(t *testing.T, ctx context.Context, c backend.Conn, path string) []backend.Node {
 	t.Helper()
 	kids, err := c.Children(ctx, path)
 	if err != nil {
@@ -147,10 +149,10 @@ func lockNodes(t *testing.T, ctx context.Context, c baton.Conn, path string) []b
 }
 
 // onlyLocks keeps the lock nodes of kids.
-func onlyLocks(kids []baton.Node) []baton.Node {
-	var out []baton.Node
+func onlyLocks(kids []backend.Node) []backend.Node {
+	var out []backend.Node
 	for _, k := range kids {
-		if k.Kind == baton.KindLock {
+		if k.Kind == backend.KindLock {
 			out = append(out, k)
 		}
 	}
@@ -158,8 +160,8 @@ func onlyLocks(kids []baton.Node) []baton.Node {
 }
 
 // lockCount accepts a directory with n or more lock nodes.
-func lockCount(n int) func([]baton.Node) bool {
-	return func(kids []baton.Node) bool { return len(onlyLocks(kids)) >= n }
+func lockCount(n int) func([]backend.Node) bool {
+	return func(kids []backend.Node) bool { return len(onlyLocks(kids)) >= n }
 }
 
 var (

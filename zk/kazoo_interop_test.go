@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
@@ -207,7 +208,7 @@ func testKazooElection(t *testing.T, p peer) {
 		t.Fatalf("Campaign left nodes: %+v", kids)
 	}
 	// A LeaderLatch-layout candidate already there makes the mix visible.
-	if _, err := s.Conn().Create(ctx, path, baton.KindLatch, []byte("latch"), baton.Ephemeral|baton.Sequential); err != nil {
+	if _, err := s.Conn().Create(ctx, path, backend.KindLatch, []byte("latch"), backend.Ephemeral|backend.Sequential); err != nil {
 		t.Fatal(err)
 	}
 	if r := statusOf(t, ctx, s, path); !hasWarning(r, layout.WarnLeaderSelector) {

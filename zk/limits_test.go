@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/zktest"
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/internal/zktest"
 )
 
 func TestCheckPathCases(t *testing.T) {
@@ -73,16 +75,16 @@ func TestLimits(t *testing.T) {
 	}
 	t.Log(err)
 	half := make([]byte, MaxRequestLen/2+1)
-	err = c.Commit(ctx, baton.Node{},
-		baton.Op{Kind: baton.OpCreate, Dir: dir, Name: "a", Data: half},
-		baton.Op{Kind: baton.OpCreate, Dir: dir, Name: "b", Data: half})
+	err = c.Commit(ctx, backend.Node{},
+		backend.Op{Kind: backend.OpCreate, Dir: dir, Name: "a", Data: half},
+		backend.Op{Kind: backend.OpCreate, Dir: dir, Name: "b", Data: half})
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("commit over the limit: %v, want ErrTooLarge", err)
 	}
 	// A directory so long that a sequential node in it would pass
 	// MaxPathLen.
 	deep := "/" + strings.Repeat("d", MaxPathLen-20)
-	_, err = c.Create(ctx, deep, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	_, err = c.Create(ctx, deep, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if !errors.Is(err, baton.ErrInvalidName) || len(err.Error()) > 300 {
 		t.Fatalf("create with a path over MaxPathLen: %v", err)
 	}

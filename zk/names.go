@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Node names follow Apache Curator's layouts, so Java and Go services share
@@ -20,24 +20,24 @@ const protectedPrefix = "_c_"
 // markers maps each recipe kind to the text Curator puts before the
 // sequence.
 var markers = map[string]string{
-	baton.KindLock:  "lock-",    // InterProcessMutex, LockInternals
-	baton.KindRead:  "__READ__", // InterProcessReadWriteLock
-	baton.KindWrite: "__WRIT__",
-	baton.KindLatch: "latch-", // LeaderLatch
-	baton.KindLease: "lease-", // InterProcessSemaphoreV2
-	baton.KindQueue: "qn-",    // org.apache.zookeeper.recipes.queue
+	backend.KindLock:  "lock-",    // InterProcessMutex, LockInternals
+	backend.KindRead:  "__READ__", // InterProcessReadWriteLock
+	backend.KindWrite: "__WRIT__",
+	backend.KindLatch: "latch-", // LeaderLatch
+	backend.KindLease: "lease-", // InterProcessSemaphoreV2
+	backend.KindQueue: "qn-",    // org.apache.zookeeper.recipes.queue
 }
 
 // foreign lists every marker we recognise, ours and other clients', longest
 // first where one is a suffix of another.
 var foreign = []struct{ marker, kind string }{
-	{"__rlock__", baton.KindRead}, // kazoo ReadLock
-	{"__lock__", baton.KindLock},  // kazoo Lock and WriteLock
-	{"__READ__", baton.KindRead},
-	{"__WRIT__", baton.KindWrite},
-	{"lock-", baton.KindLock}, // Curator, go-zookeeper's Lock
-	{"latch-", baton.KindLatch},
-	{"lease-", baton.KindLease},
+	{"__rlock__", backend.KindRead}, // kazoo ReadLock
+	{"__lock__", backend.KindLock},  // kazoo Lock and WriteLock
+	{"__READ__", backend.KindRead},
+	{"__WRIT__", backend.KindWrite},
+	{"lock-", backend.KindLock}, // Curator, go-zookeeper's Lock
+	{"latch-", backend.KindLatch},
+	{"lease-", backend.KindLease},
 }
 
 // maxSeq is the Seq of a plain (non-sequential) node: after every
@@ -58,7 +58,7 @@ func sequentialName(kind, id string) (prefix string, protected, ok bool) {
 	if !ok {
 		return "", false, false
 	}
-	if kind == baton.KindQueue {
+	if kind == backend.KindQueue {
 		return m, false, true
 	}
 	return protectedPrefix + id + "-" + m, true, true
@@ -135,8 +135,8 @@ func parseSeq(tail string) (int32, bool) {
 
 // markerKind returns the kind whose marker ends head, or "".
 func markerKind(head string) string {
-	if head == markers[baton.KindQueue] {
-		return baton.KindQueue
+	if head == markers[backend.KindQueue] {
+		return backend.KindQueue
 	}
 	for _, f := range foreign {
 		if strings.HasSuffix(head, f.marker) {
@@ -180,7 +180,7 @@ func parseName(name string) parsedName {
 // still looks like a recipe's node (a protected prefix or a marker), so it
 // must not be taken for a plain node of that name.
 func looksSequential(name string) bool {
-	if strings.HasPrefix(name, protectedPrefix) || strings.HasPrefix(name, markers[baton.KindQueue]) {
+	if strings.HasPrefix(name, protectedPrefix) || strings.HasPrefix(name, markers[backend.KindQueue]) {
 		return true
 	}
 	for _, f := range foreign {
@@ -197,7 +197,7 @@ func looksSequential(name string) bool {
 // counter has wrapped: the negative ones are newer and get 2^32 added.
 // Queues can hold many thousands of children: this sorts small keys, not
 // Nodes.
-func sortChildren(dir string, names []string) []baton.Node {
+func sortChildren(dir string, names []string) []backend.Node {
 	type key struct {
 		seq   int64 // maxSeq for plain nodes
 		name  string
@@ -234,9 +234,9 @@ func sortChildren(dir string, names []string) []baton.Node {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	nodes := make([]baton.Node, len(keys))
+	nodes := make([]backend.Node, len(keys))
 	for i, k := range keys {
-		nodes[i] = baton.Node{Path: baton.Join(dir, k.name), Name: k.name, Kind: k.kind, Seq: k.seq}
+		nodes[i] = backend.Node{Path: backend.Join(dir, k.name), Name: k.name, Kind: k.kind, Seq: k.seq}
 	}
 	return nodes
 }

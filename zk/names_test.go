@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 func TestParseName(t *testing.T) {
@@ -17,20 +17,20 @@ func TestParseName(t *testing.T) {
 		seq  int32
 		seqd bool
 	}{
-		{"_c_" + uuid + "-lock-0000000007", baton.KindLock, 7, true},              // Curator InterProcessMutex
-		{"_c_" + hex + "-lock-0000000012", baton.KindLock, 12, true},              // go-zookeeper Lock
-		{hex + "__lock__0000000003", baton.KindLock, 3, true},                     // kazoo Lock / WriteLock
-		{hex + "__rlock__0000000004", baton.KindRead, 4, true},                    // kazoo ReadLock
-		{"_c_" + uuid + "-__READ__0000000001", baton.KindRead, 1, true},           // Curator read lock
-		{"_c_" + uuid + "-__WRIT__0000000002", baton.KindWrite, 2, true},          // Curator write lock
-		{"_c_" + uuid + "-latch-0000000009", baton.KindLatch, 9, true},            // LeaderLatch
-		{"_c_" + uuid + "-lease-0000000010", baton.KindLease, 10, true},           // Semaphore V2
-		{"qn-0000000000", baton.KindQueue, 0, true},                               // DistributedQueue
-		{"lock-2147483647", baton.KindLock, math.MaxInt32, true},                  // top
-		{"_c_" + uuid + "-lock--2147483648", baton.KindLock, math.MinInt32, true}, // wrapped
-		{"_c_" + uuid + "-lock--000000005", baton.KindLock, -5, true},
-		{"_c_" + uuid + "-lock--1000000000", baton.KindLock, -1000000000, true},
-		{"qn--000000001", baton.KindQueue, -1, true},
+		{"_c_" + uuid + "-lock-0000000007", backend.KindLock, 7, true},              // Curator InterProcessMutex
+		{"_c_" + hex + "-lock-0000000012", backend.KindLock, 12, true},              // go-zookeeper Lock
+		{hex + "__lock__0000000003", backend.KindLock, 3, true},                     // kazoo Lock / WriteLock
+		{hex + "__rlock__0000000004", backend.KindRead, 4, true},                    // kazoo ReadLock
+		{"_c_" + uuid + "-__READ__0000000001", backend.KindRead, 1, true},           // Curator read lock
+		{"_c_" + uuid + "-__WRIT__0000000002", backend.KindWrite, 2, true},          // Curator write lock
+		{"_c_" + uuid + "-latch-0000000009", backend.KindLatch, 9, true},            // LeaderLatch
+		{"_c_" + uuid + "-lease-0000000010", backend.KindLease, 10, true},           // Semaphore V2
+		{"qn-0000000000", backend.KindQueue, 0, true},                               // DistributedQueue
+		{"lock-2147483647", backend.KindLock, math.MaxInt32, true},                  // top
+		{"_c_" + uuid + "-lock--2147483648", backend.KindLock, math.MinInt32, true}, // wrapped
+		{"_c_" + uuid + "-lock--000000005", backend.KindLock, -5, true},
+		{"_c_" + uuid + "-lock--1000000000", backend.KindLock, -1000000000, true},
+		{"qn--000000001", backend.KindQueue, -1, true},
 		{"member-0000000004", "", 4, true}, // a sequence but no marker we know
 		// Plain nodes: their kind is their name.
 		{"locks", "locks", 0, false},
@@ -71,7 +71,7 @@ func TestFormatSeq(t *testing.T) {
 	}
 }
 
-func names(nodes []baton.Node) []string {
+func names(nodes []backend.Node) []string {
 	var out []string
 	for _, n := range nodes {
 		out = append(out, n.Name)
@@ -92,7 +92,7 @@ func TestSortChildren(t *testing.T) {
 	if got := strings.Join(names(kids), " "); got != want {
 		t.Fatalf("order = %s\nwant    %s", got, want)
 	}
-	if kids[0].Path != "/l/x__lock__0000000001" || kids[0].Kind != baton.KindLock || kids[0].Seq != 1 {
+	if kids[0].Path != "/l/x__lock__0000000001" || kids[0].Kind != backend.KindLock || kids[0].Seq != 1 {
 		t.Fatalf("first = %+v", kids[0])
 	}
 	if kids[4].Seq <= kids[3].Seq {

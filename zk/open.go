@@ -11,8 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/batonhq/baton"
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Option configures Open.
@@ -93,8 +95,8 @@ type conn struct {
 }
 
 var (
-	_ baton.Conn         = (*conn)(nil)
-	_ baton.WatchCounter = (*conn)(nil)
+	_ backend.Conn         = (*conn)(nil)
+	_ backend.WatchCounter = (*conn)(nil)
 )
 
 func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) {

@@ -7,15 +7,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batonhq/baton"
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 
 // Children lists dir's children in baton's order (see sortChildren). A
 // listing carries names only: Token and Owner are zero.
-func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
+func (c *conn) Children(ctx context.Context, dir string) ([]backend.Node, error) {
 	dir, err := userPath(dir)
 	if err != nil {
 		return nil, err
@@ -31,17 +33,17 @@ func (c *conn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
 }
 
 // Get reads one node.
-func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
+func (c *conn) Get(ctx context.Context, path string) ([]byte, backend.Node, error) {
 	path, err := userPath(path)
 	if err != nil {
-		return nil, baton.Node{}, err
+		return nil, backend.Node{}, err
 	}
 	data, st, err := c.get(ctx, c.abs(path))
 	if err != nil {
-		return nil, baton.Node{}, err
+		return nil, backend.Node{}, err
 	}
 	n := c.statNode(c.abs(path), st)
-	if baton.IsItemKind(n.Kind) {
+	if backend.IsItemKind(n.Kind) {
 		// Curator's queue items carry its ItemSerializer framing.
 		if data, err = decodeItem(data); err != nil {
 			return nil, n, fmt.Errorf("zk: %s: %w", path, err)
@@ -54,13 +56,13 @@ func (c *conn) Get(ctx context.Context, path string) ([]byte, baton.Node, error)
 // per-create id (ours, Curator's, go-zookeeper's, kazoo's).
 func unique(name string) bool {
 	p := parseName(name)
-	return p.sequential && p.kind != baton.KindQueue && p.kind != "" &&
+	return p.sequential && p.kind != backend.KindQueue && p.kind != "" &&
 		(strings.HasPrefix(name, protectedPrefix) || strings.Contains(name, "__"))
 }
 
 // Delete removes that incarnation of n: a delete at the version read
 // with its czxid (see version), so never a later node of the same name.
-func (c *conn) Delete(ctx context.Context, n baton.Node) error {
+func (c *conn) Delete(ctx context.Context, n backend.Node) error {
 	n, err := userNode(n)
 	if err != nil {
 		return err
@@ -97,14 +99,14 @@ func (c *conn) Delete(ctx context.Context, n baton.Node) error {
 // the Token and to no later node of the same name. If the connection is
 // lost before the reply, the outcome is unknown and Commit says so rather
 // than apply the ops twice.
-func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) error {
+func (c *conn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op) error {
 	var reqs []any
 	var dirs []string         // per request: the parent of a create, else ""
 	var pins []int            // per request: the index in nodes it acts on, or -1
 	var fixed []bool          // per request: its version is the op's own (IfVersion)
-	var nodes []baton.Node    // the guard and the targets, once each
+	var nodes []backend.Node  // the guard and the targets, once each
 	index := map[string]int{} // path → index in nodes
-	pin := func(n baton.Node) int {
+	pin := func(n backend.Node) int {
 		if i, ok := index[n.Path]; ok {
 			return i
 		}
@@ -124,7 +126,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	}
 	for _, op := range ops {
 		switch op.Kind {
-		case baton.OpSet, baton.OpDelete:
+		case backend.OpSet, backend.OpDelete:
 			var err error
 			if op.Node, err = userNode(op.Node); err != nil {
 				return err
@@ -137,7 +139,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 				}
 				v = int32(op.Node.Version)
 			}
-			if op.Kind == baton.OpSet {
+			if op.Kind == backend.OpSet {
 				reqs = append(reqs, &gozk.SetDataRequest{Path: c.abs(op.Node.Path), Data: notNull(op.Data), Version: v})
 			} else {
 				reqs = append(reqs, &gozk.DeleteRequest{Path: c.abs(op.Node.Path), Version: v})
@@ -145,13 +147,13 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			dirs = append(dirs, "")
 			pins = append(pins, pin(op.Node))
 			fixed = append(fixed, op.IfVersion)
-		case baton.OpCreate:
+		case backend.OpCreate:
 			var err error
 			if op.Dir, err = topDir(op.Dir, op.Flags); err != nil {
 				return err
 			}
 			name := op.Name
-			if op.Flags&baton.Sequential != 0 {
+			if op.Flags&backend.Sequential != 0 {
 				prefix, _, ok := sequentialName(op.Name, newID())
 				if !ok {
 					return fmt.Errorf("%w: no sequential node kind %q", baton.ErrInvalidName, op.Name)
@@ -160,7 +162,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 			} else if err := checkElem(name); err != nil {
 				return err
 			}
-			reqs = append(reqs, &gozk.CreateRequest{Path: c.abs(baton.Join(op.Dir, name)), Data: notNull(op.Data), Acl: c.acl, Flags: createFlags(op.Flags)})
+			reqs = append(reqs, &gozk.CreateRequest{Path: c.abs(backend.Join(op.Dir, name)), Data: notNull(op.Data), Acl: c.acl, Flags: createFlags(op.Flags)})
 			dirs = append(dirs, op.Dir)
 			pins = append(pins, -1)
 			fixed = append(fixed, false)
@@ -175,7 +177,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	for _, r := range reqs {
 		switch r := r.(type) {
 		case *gozk.CreateRequest:
-			if err := c.checkCreate(r.Path, r.Data, baton.Sequential); err != nil {
+			if err := c.checkCreate(r.Path, r.Data, backend.Sequential); err != nil {
 				return err
 			}
 			size += len(r.Path) + len(r.Data) + aclLen(r.Acl) + requestOverhead
@@ -200,7 +202,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 	}
 	gone := func(i int) error {
 		if guard.Path != "" && i == 0 {
-			return fmt.Errorf("%w: %s is gone", baton.ErrGuard, guard.Path)
+			return fmt.Errorf("%w: %s is gone", backend.ErrGuard, guard.Path)
 		}
 		return fmt.Errorf("%w: %s", baton.ErrNotFound, nodes[i].Path)
 	}
@@ -272,7 +274,7 @@ func (c *conn) Commit(ctx context.Context, guard baton.Node, ops ...baton.Op) er
 // that cannot touch a later node of the same name; ok is false when that
 // incarnation is gone. A node without a Token, or whose name is never
 // reused (see unique), needs no read: its version is -1 (any).
-func (c *conn) version(ctx context.Context, n baton.Node) (int32, bool, error) {
+func (c *conn) version(ctx context.Context, n backend.Node) (int32, bool, error) {
 	if n.Token == 0 || unique(n.Name) {
 		return -1, true, nil
 	}

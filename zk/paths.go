@@ -6,8 +6,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/batonhq/baton"
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // MaxPathLen is the longest path baton accepts, in bytes. ZooKeeper sets
@@ -84,7 +86,7 @@ func checkPath(p string) error {
 // name it (baton.CleanName's rule).
 func (c *conn) AbsolutePaths() bool { return true }
 
-var _ baton.AbsolutePaths = (*conn)(nil)
+var _ backend.AbsolutePaths = (*conn)(nil)
 
 // userPath is p as ZooKeeper names it, checked: every path a Conn method
 // takes goes through it. ZooKeeper's paths are absolute, so a path without
@@ -95,22 +97,22 @@ func userPath(p string) (string, error) {
 	if p == "" {
 		return "", checkPath(p)
 	}
-	p = baton.AbsolutePath(p)
+	p = backend.AbsolutePath(p)
 	return p, checkPath(p)
 }
 
 // topDir is the parent of a node to create: "" is the top of the store
 // for a plain node (a Barrier named "deploy", as on etcd), the root; a
 // sequential node needs a real parent.
-func topDir(dir string, f baton.Flags) (string, error) {
-	if dir == "" && f&baton.Sequential == 0 {
+func topDir(dir string, f backend.Flags) (string, error) {
+	if dir == "" && f&backend.Sequential == 0 {
 		return "/", nil
 	}
 	return userPath(dir)
 }
 
 // userNode is n with its Path as userPath makes it.
-func userNode(n baton.Node) (baton.Node, error) {
+func userNode(n backend.Node) (backend.Node, error) {
 	var err error
 	n.Path, err = userPath(n.Path)
 	return n, err

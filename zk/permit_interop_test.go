@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // The permit interop tests run baton's PermitSemaphore against Apache
@@ -69,7 +70,7 @@ func testInteropPermitHandOff(t *testing.T, p peer, path, name string) {
 	as := openT(t, 0)
 	holder := baton.NewPermitSemaphore(openT(t, 0), name, 2)
 	admin := baton.NewPermitSemaphore(as, name, 2)
-	leases := baton.Join(name, "leases")
+	leases := backend.Join(name, "leases")
 
 	pa, err := holder.Acquire(ctx, time.Minute)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/testenv"
@@ -115,7 +116,7 @@ func (r *running) handedOver(t *testing.T, ctx context.Context, unlock func(cont
 }
 
 // kidsOf lists dir as baton parses it.
-func kidsOf(t *testing.T, ctx context.Context, s *baton.Session, dir string) []baton.Node {
+func kidsOf(t *testing.T, ctx context.Context, s *baton.Session, dir string) []backend.Node {
 	t.Helper()
 	kids, err := s.Conn().Children(ctx, dir)
 	if err != nil {
@@ -125,10 +126,10 @@ func kidsOf(t *testing.T, ctx context.Context, s *baton.Session, dir string) []b
 }
 
 // waitKids waits, on a watch of dir, until it has n children.
-func waitKids(t *testing.T, ctx context.Context, s *baton.Session, dir string, n int) []baton.Node {
+func waitKids(t *testing.T, ctx context.Context, s *baton.Session, dir string, n int) []backend.Node {
 	t.Helper()
 	return await.Children(t, ctx, s.Conn(), dir, 20*time.Second, fmt.Sprintf("%d children in %s", n, dir),
-		func(kids []baton.Node) bool { return len(kids) == n })
+		func(kids []backend.Node) bool { return len(kids) == n })
 }
 
 const uuidRe = `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`
@@ -167,7 +168,7 @@ func testInteropRWMutex(t *testing.T, p peer, path, name string) {
 	// Curator's writer excludes our reader until it releases.
 	j.expect(t, ctx, "wlock", "ok")
 	kids := kidsOf(t, ctx, s, name)
-	if len(kids) != 1 || kids[0].Kind != baton.KindWrite || !curatorWrite.MatchString(kids[0].Name) {
+	if len(kids) != 1 || kids[0].Kind != backend.KindWrite || !curatorWrite.MatchString(kids[0].Name) {
 		t.Fatalf("Curator's writer parsed as %+v", kids)
 	}
 	m := baton.NewRWMutex(s, name)
@@ -219,8 +220,8 @@ func testInteropSemaphore(t *testing.T, p peer, path, name string) {
 	sem := baton.NewSemaphore(s, name, 1)
 
 	j.expect(t, ctx, "acquire", "ok")
-	leases := kidsOf(t, ctx, s, baton.Join(name, "leases"))
-	if len(leases) != 1 || leases[0].Kind != baton.KindLease || !curatorLease.MatchString(leases[0].Name) {
+	leases := kidsOf(t, ctx, s, backend.Join(name, "leases"))
+	if len(leases) != 1 || leases[0].Kind != backend.KindLease || !curatorLease.MatchString(leases[0].Name) {
 		t.Fatalf("Curator's lease parsed as %+v", leases)
 	}
 	if _, err := sem.TryAcquire(ctx); !errors.Is(err, baton.ErrLocked) {
@@ -235,7 +236,7 @@ func testInteropSemaphore(t *testing.T, p peer, path, name string) {
 		}
 		got <- l
 	}()
-	waitKids(t, ctx, s, baton.Join(name, "leases"), 2)
+	waitKids(t, ctx, s, backend.Join(name, "leases"), 2)
 	released.Store(true)
 	j.expect(t, ctx, "release", "ok")
 	l := <-got
@@ -364,7 +365,7 @@ func testInteropQueue(t *testing.T, p peer, path, name string) {
 		j.expect(t, ctx, "put "+v, "ok")
 	}
 	for _, k := range kidsOf(t, ctx, s, name) {
-		if k.Kind != baton.KindQueue || !zkQueueItem.MatchString(k.Name) {
+		if k.Kind != backend.KindQueue || !zkQueueItem.MatchString(k.Name) {
 			t.Fatalf("ZooKeeper's queue item parsed as %+v", k)
 		}
 	}

@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/batonhq/baton"
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // CreatorACL gives the creating identity every permission and everybody
@@ -267,7 +269,7 @@ func (c *conn) checkDir(ctx context.Context, dir string) error {
 // swapped for another), and only identities checkDir trusts may change its
 // ACL, so one check covers n's whole life. If the check fails or cannot
 // be made, n is removed: a failed Create leaves nothing.
-func (c *conn) verifyCreated(ctx context.Context, dir string, n baton.Node) (baton.Node, error) {
+func (c *conn) verifyCreated(ctx context.Context, dir string, n backend.Node) (backend.Node, error) {
 	if c.trust.all {
 		return n, nil
 	}
@@ -279,9 +281,9 @@ func (c *conn) verifyCreated(ctx context.Context, dir string, n baton.Node) (bat
 	defer cancel()
 	path := c.abs(n.Path)
 	if derr := c.retry(cctx, func() error { return c.zc.Delete(path, -1) }); derr != nil && !errors.Is(derr, gozk.ErrNoNode) {
-		return baton.Node{}, fmt.Errorf("%w (and removing %s failed: %v)", err, n.Path, derr)
+		return backend.Node{}, fmt.Errorf("%w (and removing %s failed: %v)", err, n.Path, derr)
 	}
-	return baton.Node{}, err
+	return backend.Node{}, err
 }
 
 // aclString formats an ACL entry as zkCli shows it: scheme:id:perms.

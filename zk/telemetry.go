@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // WithTelemetry makes the session and its recipes report metrics and
@@ -13,8 +14,8 @@ import (
 func WithTelemetry(t baton.Telemetry) Option { return func(o *options) { o.telemetry = t } }
 
 var (
-	_ baton.Renewer   = (*conn)(nil)
-	_ baton.Backender = (*conn)(nil)
+	_ backend.Renewer   = (*conn)(nil)
+	_ backend.Backender = (*conn)(nil)
 )
 
 // Backend is "zk".

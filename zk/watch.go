@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/batonhq/baton"
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // wait waits for one watch event. go-zookeeper delivers exactly one event
@@ -31,14 +33,14 @@ func (c *conn) wait(ctx context.Context, ch <-chan gozk.Event) (gozk.Event, erro
 
 // WaitGone watches n alone (an exists watch), so a release wakes only the
 // waiter behind it.
-func (c *conn) WaitGone(ctx context.Context, n baton.Node) error {
+func (c *conn) WaitGone(ctx context.Context, n backend.Node) error {
 	return c.watchNode(ctx, n, func(st *gozk.Stat) (bool, error) { return st == nil, nil })
 }
 
 // WaitChanged returns once that incarnation of n has another data
 // version than n.Version (nil) or is gone (ErrNotFound). It sets an exists
 // watch, which ZooKeeper fires on a write of the data as on a delete.
-func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
+func (c *conn) WaitChanged(ctx context.Context, n backend.Node) error {
 	return c.watchNode(ctx, n, func(st *gozk.Stat) (bool, error) {
 		if st == nil {
 			return true, fmt.Errorf("%w: %s", baton.ErrNotFound, n.Path)
@@ -50,7 +52,7 @@ func (c *conn) WaitChanged(ctx context.Context, n baton.Node) error {
 // watchNode sets an exists watch on n, again after each event, until
 // over, given n's stat (nil when that incarnation is gone), says the wait
 // is over, with its result.
-func (c *conn) watchNode(ctx context.Context, n baton.Node, over func(st *gozk.Stat) (bool, error)) error {
+func (c *conn) watchNode(ctx context.Context, n backend.Node, over func(st *gozk.Stat) (bool, error)) error {
 	n, err := userNode(n)
 	if err != nil {
 		return err
@@ -84,16 +86,16 @@ func (c *conn) watchNode(ctx context.Context, n baton.Node, over func(st *gozk.S
 
 // WaitChildren returns once dir's children differ from since. It sets a
 // child watch, or an exists watch while dir is missing.
-func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node) error {
+func (c *conn) WaitChildren(ctx context.Context, dir string, since []backend.Node) error {
 	dir, err := userPath(dir)
 	if err != nil {
 		return err
 	}
 	// A listing taken with dir spelled without its "/" is the same.
-	abs := make([]baton.Node, len(since))
+	abs := make([]backend.Node, len(since))
 	for i, n := range since {
 		abs[i] = n
-		abs[i].Path = baton.AbsolutePath(n.Path)
+		abs[i].Path = backend.AbsolutePath(n.Path)
 	}
 	since = abs
 	path := c.abs(dir)
@@ -110,7 +112,7 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 		if err != nil {
 			return err
 		}
-		if baton.ChildrenDiffer(sortChildren(dir, names), since) {
+		if backend.ChildrenDiffer(sortChildren(dir, names), since) {
 			return nil
 		}
 		if _, err := c.wait(ctx, ch); err != nil {
@@ -123,16 +125,16 @@ func (c *conn) WaitChildren(ctx context.Context, dir string, since []baton.Node)
 }
 
 // WaitExists returns the node at path once it exists.
-func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) {
+func (c *conn) WaitExists(ctx context.Context, path string) (backend.Node, error) {
 	path, err := userPath(path)
 	if err != nil {
-		return baton.Node{}, err
+		return backend.Node{}, err
 	}
 	p := c.abs(path)
 	for i := 0; ; i++ {
 		ok, st, ch, err := c.existsW(ctx, p)
 		if err != nil {
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 		if ok {
 			return c.statNode(p, st), nil
@@ -141,7 +143,7 @@ func (c *conn) WaitExists(ctx context.Context, path string) (baton.Node, error) 
 			if errors.Is(err, errConnLoss) && i < maxRetries {
 				continue
 			}
-			return baton.Node{}, err
+			return backend.Node{}, err
 		}
 	}
 }

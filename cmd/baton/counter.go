@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/codec"
 )
 
 // counter is `baton counter get|set|add NAME [V]`: the counter in node
@@ -101,10 +102,10 @@ func readCounter(ctx context.Context, s *baton.Session, name string) (int64, err
 		return 0, err
 	}
 	if len(data) == 4 {
-		c, err := baton.ParseCount(data)
+		c, err := codec.ParseCount(data)
 		return int64(c), err
 	}
-	return baton.ParseLong(data)
+	return codec.ParseLong(data)
 }
 
 // updateCount sets the SharedCount name to n, or adds n to it by

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/store"
 )
@@ -264,7 +265,7 @@ func cleanName(name string) (string, error) {
 // equal.
 func (sf *storeFlags) storeName(name string) string {
 	if u, err := store.Parse(sf.url); err == nil && u.IsZooKeeper() {
-		return baton.AbsolutePath(name)
+		return backend.AbsolutePath(name)
 	}
 	return name
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // runHeld is the end of lock, elect and semaphore: with a CMD it runs it
@@ -51,7 +52,7 @@ func (m *Main) runHeld(sigs *signals, l *baton.Lease, expiry func() time.Time, w
 
 // sessionExpiry is the loss deadline of s's session, or nil.
 func sessionExpiry(s *baton.Session) func() time.Time {
-	if e, ok := s.Conn().(baton.Expirer); ok {
+	if e, ok := s.Conn().(backend.Expirer); ok {
 		return e.Expiry
 	}
 	return nil

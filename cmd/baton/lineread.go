@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 )
@@ -74,7 +74,7 @@ func (r *lineReader) read(ctx context.Context) (statusReport, error) {
 // used twice. It hides the store's optional capabilities (the lease TTLs
 // layout.Read would ask for every owner in line).
 type onceConn struct {
-	baton.Conn
+	backend.Conn
 	listed map[string]listedNode // by path, from the last listing of its directory
 }
 
@@ -84,10 +84,10 @@ type listedNode struct {
 	token, version int64
 	read           bool
 	data           []byte
-	node           baton.Node
+	node           backend.Node
 }
 
-func (c *onceConn) Children(ctx context.Context, dir string) ([]baton.Node, error) {
+func (c *onceConn) Children(ctx context.Context, dir string) ([]backend.Node, error) {
 	kids, err := c.Conn.Children(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (c *onceConn) Children(ctx context.Context, dir string) ([]baton.Node, erro
 	return kids, nil
 }
 
-func (c *onceConn) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
+func (c *onceConn) Get(ctx context.Context, path string) ([]byte, backend.Node, error) {
 	n, ok := c.listed[path]
 	if ok && n.read {
 		return n.data, n.node, nil

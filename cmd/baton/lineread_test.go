@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/memory"
 )
 
 // getCounter counts the Gets that reach the store.
 type getCounter struct {
-	baton.Conn
+	backend.Conn
 	gets int
 }
 
-func (c *getCounter) Get(ctx context.Context, path string) ([]byte, baton.Node, error) {
+func (c *getCounter) Get(ctx context.Context, path string) ([]byte, backend.Node, error) {
 	c.gets++
 	return c.Conn.Get(ctx, path)
 }
@@ -33,9 +33,9 @@ func TestLineReadsEachNodeOnce(t *testing.T) {
 	defer s.Close(ctx)
 	c := &getCounter{Conn: s.Conn()}
 	once := &onceConn{Conn: c, listed: map[string]listedNode{}}
-	var line []baton.Node
+	var line []backend.Node
 	for i := range 30 {
-		n, err := s.Conn().Create(ctx, "/once/locks", baton.KindLock, fmt.Appendf(nil, "waiter %d", i), baton.Ephemeral|baton.Sequential)
+		n, err := s.Conn().Create(ctx, "/once/locks", backend.KindLock, fmt.Appendf(nil, "waiter %d", i), backend.Ephemeral|backend.Sequential)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestLineReadsEachNodeOnce(t *testing.T) {
 	if err := s.Conn().Delete(ctx, line[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Conn().Create(ctx, "/once/locks", baton.KindLock, []byte("late"), baton.Ephemeral|baton.Sequential); err != nil {
+	if _, err := s.Conn().Create(ctx, "/once/locks", backend.KindLock, []byte("late"), backend.Ephemeral|backend.Sequential); err != nil {
 		t.Fatal(err)
 	}
 	l := read()

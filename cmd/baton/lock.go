@@ -8,22 +8,9 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/store"
 	"github.com/batonhq/baton/redis"
-)
-
-// Locker is a lock handle the command line holds: baton.Mutex on the
-// session stores, redis.Mutex and redis.Redlock on Redis.
-type Locker interface {
-	Lock(ctx context.Context) (*baton.Lease, error)
-	TryLock(ctx context.Context) (*baton.Lease, error)
-	Unlock(ctx context.Context) error
-}
-
-var (
-	_ Locker = (*baton.Mutex)(nil)
-	_ Locker = (*redis.Mutex)(nil)
-	_ Locker = (*redis.Redlock)(nil)
 )
 
 // lockSpec is how `baton lock` takes its locks.
@@ -38,10 +25,10 @@ type lockSpec struct {
 // newLocker returns the lock handle on name for s's kind of store: with
 // shared, the read side of a baton.RWMutex; with a delay, a baton.Mutex
 // with LockDelay (session stores only).
-func newLocker(s *store.Store, name string, spec lockSpec) Locker {
+func newLocker(s *store.Store, name string, spec lockSpec) baton.Locker {
 	switch {
 	case spec.shared:
-		return readLocker{baton.NewRWMutex(s.Session, name)}
+		return baton.NewRWMutex(s.Session, name).RLocker()
 	case s.Redis != nil:
 		return redis.NewMutex(s.Redis, name, redisOptions(s)...)
 	case s.Quorum != nil:
@@ -62,17 +49,6 @@ func redisOptions(s *store.Store) []redis.Option {
 	}
 	return opts
 }
-
-// readLocker is an RWMutex's read side as a Locker: `baton lock --shared`
-// beside `baton lock` on one name, for which a baton.Mutex is the writer.
-type readLocker struct{ rw *baton.RWMutex }
-
-func (r readLocker) Lock(ctx context.Context) (*baton.Lease, error)    { return r.rw.RLock(ctx) }
-func (r readLocker) TryLock(ctx context.Context) (*baton.Lease, error) { return r.rw.TryRLock(ctx) }
-func (r readLocker) Unlock(ctx context.Context) error                  { return r.rw.RUnlock(ctx) }
-
-// Name is the lock's name (MultiLock orders its parts by it).
-func (r readLocker) Name() string { return r.rw.Name() }
 
 // acquired is one acquisition of a lock-like recipe.
 type acquired struct {
@@ -101,7 +77,7 @@ func lockOn(ctx context.Context, s *store.Store, name string, spec lockSpec) (ac
 		return acquired{}, err
 	}
 	h := acquired{lease: l, release: lk.Unlock}
-	if e, ok := lk.(baton.Expirer); ok {
+	if e, ok := lk.(backend.Expirer); ok {
 		h.expiry = e.Expiry
 	} else if s.Session != nil {
 		h.expiry = sessionExpiry(s.Session)

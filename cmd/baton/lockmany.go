@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/store"
 )
 
@@ -91,11 +92,11 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSp
 // says; with spec.try, only if every name is free.
 func lockAll(ctx context.Context, s *store.Store, names []string, spec lockSpec) (acquired, error) {
 	ls := make([]baton.Locker, len(names))
-	var exps []baton.Expirer
+	var exps []backend.Expirer
 	for i, n := range names {
 		lk := newLocker(s, n, spec)
 		ls[i] = lk
-		if e, ok := lk.(baton.Expirer); ok {
+		if e, ok := lk.(backend.Expirer); ok {
 			exps = append(exps, e)
 		}
 	}
@@ -113,7 +114,7 @@ func lockAll(ctx context.Context, s *store.Store, names []string, spec lockSpec)
 	// part's Name has the "/" its NAME may lack).
 	given := map[string]string{}
 	for _, n := range names {
-		given[baton.AbsolutePath(n)] = n
+		given[backend.AbsolutePath(n)] = n
 	}
 	for _, n := range names {
 		given[n] = n // on etcd and Redis "a" and "/a" are both given

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // queue is `baton queue put [--priority N | --delay D] NAME VALUE…`,
@@ -202,10 +203,10 @@ func countItems(ctx context.Context, s *baton.Session, name string) (queueCounts
 		return n, err
 	}
 	for _, k := range kids {
-		_, pri := baton.ParsePriorityKind(k.Kind)
-		_, _, del := baton.ParseDelayKind(k.Kind)
+		_, pri := backend.ParsePriorityKind(k.Kind)
+		_, _, del := backend.ParseDelayKind(k.Kind)
 		switch {
-		case k.Kind == baton.KindQueue:
+		case k.Kind == backend.KindQueue:
 			n[fifoItems]++
 		case pri:
 			n[priorityItems]++

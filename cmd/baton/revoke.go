@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // revoke is `baton revoke NAME`: ask the holder of lock NAME to let go
@@ -28,7 +29,7 @@ func (m *Main) revoke(ctx context.Context, args []string) error {
 		return err
 	}
 	defer done()
-	n, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (baton.Node, error) { return baton.Revoke(ctx, s.Session, name) })
+	n, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (backend.Node, error) { return baton.Revoke(ctx, s.Session, name) })
 	if errors.Is(err, baton.ErrNotHeld) {
 		return exitWith(exitNotHeld, fmt.Errorf("revoke %s: nobody holds it", name))
 	}

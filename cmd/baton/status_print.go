@@ -7,15 +7,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 	"github.com/batonhq/baton/redis"
 )
 
 // nodesOf returns the nodes of a directory's listing.
-func nodesOf(kids []layout.Child) []baton.Node {
-	out := make([]baton.Node, len(kids))
+func nodesOf(kids []layout.Child) []backend.Node {
+	out := make([]backend.Node, len(kids))
 	for i, k := range kids {
 		out[i] = k.Node
 	}
@@ -39,12 +39,12 @@ func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.T
 		if l.Holder != "" {
 			votes[l.Holder]++
 			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleHolder, TTL: l.Left, Token: l.Token, Kind: baton.KindLock, Node: key + "@" + l.Server}, l.Holder, now))
+				Role: layout.RoleHolder, TTL: l.Left, Token: l.Token, Kind: backend.KindLock, Node: key + "@" + l.Server}, l.Holder, now))
 		}
 		for i, w := range l.Waiters {
 			waiting[w] = true
 			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleWaiter, TTL: -1, Seq: int64(i + 1), Kind: baton.KindLock, Node: key + ":queue@" + l.Server}, w, now))
+				Role: layout.RoleWaiter, TTL: -1, Seq: int64(i + 1), Kind: backend.KindLock, Node: key + ":queue@" + l.Server}, w, now))
 		}
 	}
 	if len(rep.Entries) > 0 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // uiAdmin holds what --admin needs: the token and the audit log.
@@ -127,7 +128,7 @@ func (b *uiBackend) deleteNode(r *http.Request, act uiAction) (int, string) {
 	if act.Token != 0 && n.Token != 0 && n.Token != act.Token {
 		return http.StatusConflict, fmt.Sprintf("changed: the node now has token %d, not %d", n.Token, act.Token)
 	}
-	if act.Action == "drain-item" && n.Kind != baton.KindQueue {
+	if act.Action == "drain-item" && n.Kind != backend.KindQueue {
 		return http.StatusBadRequest, fmt.Sprintf("not a queue item: %s is a %q node", n.Path, n.Kind)
 	}
 	if err := c.Delete(r.Context(), n); err != nil {

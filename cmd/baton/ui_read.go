@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 )
@@ -147,7 +147,7 @@ func (b *uiBackend) close() {
 type uiSnap struct {
 	view uiView
 	rev  int64            // etcd: the revision the names were listed at
-	kids []baton.Node     // ZooKeeper: the prefix's children
+	kids []backend.Node   // ZooKeeper: the prefix's children
 	srcs []*sessionSource // the page's names, to watch
 }
 
@@ -188,7 +188,7 @@ func (b *uiBackend) names(ctx context.Context, snap *uiSnap) ([]string, error) {
 		case k.Name == "zookeeper" && b.prefix == "/",
 			strings.HasSuffix(k.Name, layout.DirKazooLock):
 		default:
-			set[baton.Join(b.prefix, k.Name)] = true
+			set[backend.Join(b.prefix, k.Name)] = true
 		}
 	}
 	return sortedKeys(set), nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // eventLog is the demo's shared log: one line per event, appended with a
@@ -77,7 +78,7 @@ func (m *Main) worker(ctx context.Context, args []string) error {
 		err = w.queue(ctx)
 	}
 	if err == nil {
-		if wc, ok := s.Session.Conn().(baton.WatchCounter); ok {
+		if wc, ok := s.Session.Conn().(backend.WatchCounter); ok {
 			err = log.add("watch-events", strconv.FormatInt(wc.WatchEvents(), 10))
 		}
 	}
@@ -108,7 +109,7 @@ func (w *demoWorker) lock(ctx context.Context, rounds int, hold time.Duration) e
 		return err
 	}
 	// Count only the lock's watch notifications, not the start barrier's.
-	if wc, ok := w.s.Conn().(baton.WatchCounter); ok {
+	if wc, ok := w.s.Conn().(backend.WatchCounter); ok {
 		if err := w.log.add("watch-base", strconv.FormatInt(wc.WatchEvents(), 10)); err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // maxInterval is the longest pause between two looks at a condition: short
@@ -56,7 +56,7 @@ func Until(tb testing.TB, d time.Duration, what string, cond func() bool) {
 // Children waits, on the store's own watch of dir (Conn.WaitChildren), until
 // ok accepts dir's children, and returns them. It fails tb if d passes
 // first or the store errs.
-func Children(tb testing.TB, ctx context.Context, c baton.Conn, dir string, d time.Duration, what string, ok func([]baton.Node) bool) []baton.Node {
+func Children(tb testing.TB, ctx context.Context, c backend.Conn, dir string, d time.Duration, what string, ok func([]backend.Node) bool) []backend.Node {
 	tb.Helper()
 	kids, err := ChildrenCtx(ctx, c, dir, d, ok)
 	if err != nil {
@@ -67,7 +67,7 @@ func Children(tb testing.TB, ctx context.Context, c baton.Conn, dir string, d ti
 
 // ChildrenCtx is Children returning the error: ctx's, the deadline's or
 // the store's.
-func ChildrenCtx(ctx context.Context, c baton.Conn, dir string, d time.Duration, ok func([]baton.Node) bool) ([]baton.Node, error) {
+func ChildrenCtx(ctx context.Context, c backend.Conn, dir string, d time.Duration, ok func([]backend.Node) bool) ([]backend.Node, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	for {
@@ -85,6 +85,6 @@ func ChildrenCtx(ctx context.Context, c baton.Conn, dir string, d time.Duration,
 }
 
 // AtLeast accepts n or more children.
-func AtLeast(n int) func([]baton.Node) bool {
-	return func(kids []baton.Node) bool { return len(kids) >= n }
+func AtLeast(n int) func([]backend.Node) bool {
+	return func(kids []backend.Node) bool { return len(kids) >= n }
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // SessionFactory opens baton sessions: baton.Mutex is the lock.
@@ -32,7 +33,7 @@ func (c sessionClient) Close(ctx context.Context) error { return c.s.Close(ctx) 
 // WatchEvents is the session's notification count, 0 when the backend
 // does not count.
 func (c sessionClient) WatchEvents() int64 {
-	if w, ok := c.s.Conn().(baton.WatchCounter); ok {
+	if w, ok := c.s.Conn().(backend.WatchCounter); ok {
 		return w.WatchEvents()
 	}
 	return 0
@@ -45,7 +46,7 @@ func (c sessionClient) Contenders(ctx context.Context, name string) (int, error)
 	}
 	n := 0
 	for _, k := range kids {
-		if k.Kind == baton.KindLock {
+		if k.Kind == backend.KindLock {
 			n++
 		}
 	}

@@ -26,7 +26,7 @@ func TestGatePrefersFreeGate(t *testing.T) {
 // A release that is not over keeps the hold; one that is over clears it,
 // but not a newer hold taken while it ran.
 func TestReentrantRelease(t *testing.T) {
-	var r Reentrant[string]
+	var r Reentrant[string, *Lease]
 	l1, end1 := NewLease("k", 1)
 	r.Take("one", l1)
 	if r.Again() != l1 {

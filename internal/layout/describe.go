@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // wrapMargin is how close to the signed 32-bit limit a ZooKeeper sequence
@@ -134,9 +135,9 @@ func (d *describer) root() {
 	hasLatch, rw, etcdElect := false, false, false
 	for _, k := range kids {
 		curator = curator || strings.HasPrefix(k.Name, "_c_")
-		hasLatch = hasLatch || k.Kind == baton.KindLatch
-		rw = rw || k.Kind == baton.KindRead || k.Kind == baton.KindWrite
-		if d.l.Store == StoreEtcd && k.Kind == baton.KindLock && k.Owner != "" && len(k.Data) > 0 && !revoked(k) {
+		hasLatch = hasLatch || k.Kind == backend.KindLatch
+		rw = rw || k.Kind == backend.KindRead || k.Kind == backend.KindWrite
+		if d.l.Store == StoreEtcd && k.Kind == backend.KindLock && k.Owner != "" && len(k.Data) > 0 && !revoked(k) {
 			if _, ok := baton.ParseIdentity(k.Data); !ok {
 				etcdElect = true // etcdctl elect and v3election write the value
 			}
@@ -149,25 +150,25 @@ func (d *describer) root() {
 		switch {
 		case d.itemQueue(k, &e):
 			d.unidentified(k, &e)
-		case d.l.Store == StoreEtcd && k.Kind == baton.KindLock && k.Owner == "" && isDecimal(k.Name):
+		case d.l.Store == StoreEtcd && k.Kind == backend.KindLock && k.Owner == "" && isDecimal(k.Name):
 			// A persistent key named by a time: an item of etcd's
 			// recipe Queue (lock and election keys are leased).
 			e.Recipe, e.Role, e.Peer = RecipeEtcdQueue, RoleItem, PeerEtcd
 			d.rep.Items++
 			d.warn(WarnEtcdQueue)
-		case election && (k.Kind == baton.KindLatch || k.Kind == baton.KindLock):
+		case election && (k.Kind == backend.KindLatch || k.Kind == backend.KindLock):
 			e.Recipe = RecipeElection
 			e.Role = ifElse(leaderSeen, RoleCandidate, RoleLeader)
 			leaderSeen = true
 			e.Value = printable(k.Data)
-			if k.Kind == baton.KindLatch {
+			if k.Kind == backend.KindLatch {
 				d.unidentified(k, &e) // a peer's lock-kind candidate stays foreign
 			}
-			if zk && hasLatch && k.Kind == baton.KindLock {
+			if zk && hasLatch && k.Kind == backend.KindLock {
 				e.Flags = append(e.Flags, WarnLeaderSelector)
 				d.warn(WarnLeaderSelector)
 			}
-		case k.Kind == baton.KindLock || k.Kind == baton.KindWrite:
+		case k.Kind == backend.KindLock || k.Kind == backend.KindWrite:
 			e.Recipe = ifElse(rw, RecipeRWMutex, RecipeMutex)
 			e.Role = ifElse(anySeen, RoleWaiter, RoleHolder)
 			exclusiveSeen, anySeen = true, true
@@ -175,13 +176,13 @@ func (d *describer) root() {
 				e.Identity, e.RevokeRequested = IdentityUnknown, true
 				e.Flags = append(e.Flags, FlagRevoke)
 			}
-		case k.Kind == baton.KindRead:
+		case k.Kind == backend.KindRead:
 			e.Recipe = RecipeRWMutex
 			e.Role = ifElse(exclusiveSeen, RoleWaiter, RoleHolder)
 			anySeen = true
-		case k.Kind == baton.KindLease:
+		case k.Kind == backend.KindLease:
 			e.Recipe, e.Role = RecipeSemaphore, RoleHolder
-		case k.Kind == baton.KindQueue:
+		case k.Kind == backend.KindQueue:
 			e.Recipe, e.Role = RecipeQueue, RoleItem
 			d.rep.Items++
 			d.unidentified(k, &e)
@@ -248,21 +249,21 @@ func (d *describer) semaphore() {
 	// admission lock at once.
 	admitting := ""
 	for _, k := range locks {
-		if k.Kind == baton.KindLock {
+		if k.Kind == backend.KindLock {
 			admitting = k.Owner
 			break
 		}
 	}
 	last := -1
 	for i, k := range leases {
-		if k.Kind == baton.KindLease {
+		if k.Kind == backend.KindLease {
 			last = i
 		}
 	}
 	leased := map[string]bool{}
 	i := 0
 	for j, k := range leases {
-		if k.Kind != baton.KindLease {
+		if k.Kind != backend.KindLease {
 			continue
 		}
 		e := d.entry(k)
@@ -279,7 +280,7 @@ func (d *describer) semaphore() {
 	}
 	first := true
 	for _, k := range locks {
-		if k.Kind != baton.KindLock {
+		if k.Kind != backend.KindLock {
 			continue
 		}
 		e := d.entry(k)
@@ -422,9 +423,9 @@ func (d *describer) batonsOwn(k Child) bool {
 	case StoreMemory:
 		return true
 	case StoreEtcd:
-		_, _, isDQ := baton.ParseDelayKind(k.Kind)
-		return k.Kind == baton.KindLatch || k.Kind == baton.KindQueue || isDQ ||
-			strings.HasPrefix(k.Name, baton.KindPriority+"-")
+		_, _, isDQ := backend.ParseDelayKind(k.Kind)
+		return k.Kind == backend.KindLatch || k.Kind == backend.KindQueue || isDQ ||
+			strings.HasPrefix(k.Name, backend.KindPriority+"-")
 	}
 	return false
 }
@@ -485,11 +486,11 @@ func (d *describer) peerOf(k Child) string {
 			return PeerCurator
 		case kazooLockRe.MatchString(k.Name), kazooEntry.MatchString(k.Name):
 			return PeerKazoo
-		case k.Kind == baton.KindQueue:
+		case k.Kind == backend.KindQueue:
 			return PeerZK
 		}
 	case StoreEtcd:
-		if k.Kind == baton.KindLock {
+		if k.Kind == backend.KindLock {
 			return PeerEtcd
 		}
 	}

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 var now = time.Unix(1700000000, 0)
 
 // child builds a listed node as a backend reports it.
 func child(dir, name, kind string, data string) Child {
-	return Child{Node: baton.Node{Path: baton.Join(dir, name), Name: name, Kind: kind, Owner: "s-" + name, Token: int64(len(name))}, Data: []byte(data), TTL: -1}
+	return Child{Node: backend.Node{Path: backend.Join(dir, name), Name: name, Kind: kind, Owner: "s-" + name, Token: int64(len(name))}, Data: []byte(data), TTL: -1}
 }
 
 func ident(host string, pid int) string {
@@ -38,8 +39,8 @@ func hasWarning(r Report, w string) bool {
 
 func TestDescribeMutexIdentity(t *testing.T) {
 	l := Listing{Name: "/l", Store: StoreZooKeeper, Dirs: map[string][]Child{"": {
-		child("/l", "_c_a-lock-0000000001", baton.KindLock, ident("h1", 11)),
-		child("/l", "_c_b-lock-0000000002", baton.KindLock, "10.0.0.7"),
+		child("/l", "_c_a-lock-0000000001", backend.KindLock, ident("h1", 11)),
+		child("/l", "_c_b-lock-0000000002", backend.KindLock, "10.0.0.7"),
 		child("/l", "junk", "", ""),
 	}}}
 	l.Dirs[""][1].Created = now.Add(-2 * time.Second)
@@ -63,10 +64,10 @@ func TestDescribeMutexIdentity(t *testing.T) {
 // behind it wait too.
 func TestDescribeRWMutexKazooWriter(t *testing.T) {
 	l := Listing{Name: "/rw", Store: StoreZooKeeper, Dirs: map[string][]Child{"": {
-		child("/rw", "_c_a-__READ__0000000001", baton.KindRead, ident("h", 1)),
-		child("/rw", "_c_b-__READ__0000000002", baton.KindRead, ident("h", 2)),
-		child("/rw", "0123abcd__lock__0000000003", baton.KindLock, "kazoo-writer"),
-		child("/rw", "_c_c-__READ__0000000004", baton.KindRead, ident("h", 3)),
+		child("/rw", "_c_a-__READ__0000000001", backend.KindRead, ident("h", 1)),
+		child("/rw", "_c_b-__READ__0000000002", backend.KindRead, ident("h", 2)),
+		child("/rw", "0123abcd__lock__0000000003", backend.KindLock, "kazoo-writer"),
+		child("/rw", "_c_c-__READ__0000000004", backend.KindRead, ident("h", 3)),
 	}}}
 	r := Describe(l, now)
 	if roles(r) != "holder,holder,waiter,waiter" || r.Holders != 2 || r.Waiters != 2 {
@@ -84,8 +85,8 @@ func TestDescribeRWMutexKazooWriter(t *testing.T) {
 // behind baton's leader is a candidate.
 func TestDescribeEtcdElection(t *testing.T) {
 	l := Listing{Name: "e", Store: StoreEtcd, Dirs: map[string][]Child{"": {
-		child("e", "latch-694d8a7c3b1e0f02", baton.KindLatch, "baton-leader"),
-		child("e", "694d8a7c3b1e0f09", baton.KindLock, "ctl-candidate"),
+		child("e", "latch-694d8a7c3b1e0f02", backend.KindLatch, "baton-leader"),
+		child("e", "694d8a7c3b1e0f09", backend.KindLock, "ctl-candidate"),
 	}}}
 	l.Dirs[""][1].TTL = 7 * time.Second
 	r := Describe(l, now)
@@ -96,7 +97,7 @@ func TestDescribeEtcdElection(t *testing.T) {
 		t.Errorf("candidate %+v", c)
 	}
 	// Bare keys alone with baton's identity are a mutex.
-	l.Dirs[""] = []Child{child("e", "694d8a7c3b1e0f02", baton.KindLock, ident("h", 1)), child("e", "694d8a7c3b1e0f03", baton.KindLock, "")}
+	l.Dirs[""] = []Child{child("e", "694d8a7c3b1e0f02", backend.KindLock, ident("h", 1)), child("e", "694d8a7c3b1e0f03", backend.KindLock, "")}
 	if r := Describe(l, now); roles(r) != "holder,waiter" || r.Recipes[0] != RecipeMutex {
 		t.Errorf("etcd mutex: %s %v", roles(r), r.Recipes)
 	}
@@ -105,8 +106,8 @@ func TestDescribeEtcdElection(t *testing.T) {
 // A Curator LeaderSelector (lock-) among latch- candidates is flagged.
 func TestDescribeLeaderSelectorMix(t *testing.T) {
 	l := Listing{Name: "/e", Store: StoreZooKeeper, Dirs: map[string][]Child{"": {
-		child("/e", "_c_a-latch-0000000001", baton.KindLatch, "v1"),
-		child("/e", "_c_b-lock-0000000002", baton.KindLock, "10.0.0.1"),
+		child("/e", "_c_a-latch-0000000001", backend.KindLatch, "v1"),
+		child("/e", "_c_b-lock-0000000002", backend.KindLock, "10.0.0.1"),
 	}}}
 	r := Describe(l, now)
 	if roles(r) != "leader,candidate" || !hasWarning(r, WarnLeaderSelector) || len(r.Entries[1].Flags) == 0 {
@@ -118,13 +119,13 @@ func TestDescribeSemaphore(t *testing.T) {
 	l := Listing{Name: "/s", Store: StoreZooKeeper, Data: []byte("2"), Exists: true, Dirs: map[string][]Child{
 		"": {child("/s", "leases", "leases", ""), child("/s", "locks", "locks", "")},
 		DirLeases: {
-			child("/s/leases", "_c_a-lease-0000000001", baton.KindLease, ident("h", 1)),
-			child("/s/leases", "_c_b-lease-0000000002", baton.KindLease, ident("h", 2)),
-			child("/s/leases", "_c_c-lease-0000000003", baton.KindLease, ident("h", 3)),
+			child("/s/leases", "_c_a-lease-0000000001", backend.KindLease, ident("h", 1)),
+			child("/s/leases", "_c_b-lease-0000000002", backend.KindLease, ident("h", 2)),
+			child("/s/leases", "_c_c-lease-0000000003", backend.KindLease, ident("h", 3)),
 		},
 		DirLocks: {
-			child("/s/locks", "_c_c-lock-0000000001", baton.KindLock, ident("h", 3)),
-			child("/s/locks", "_c_d-lock-0000000002", baton.KindLock, ident("h", 4)),
+			child("/s/locks", "_c_c-lock-0000000001", backend.KindLock, ident("h", 3)),
+			child("/s/locks", "_c_d-lock-0000000002", backend.KindLock, ident("h", 4)),
 		},
 	}}
 	l.Dirs[DirLocks][0].Owner = l.Dirs[DirLeases][2].Owner // one client: its lease waits
@@ -162,7 +163,7 @@ func TestDescribeKazooSemaphore(t *testing.T) {
 			child("/s", "0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef", "kazoo-lease"),
 			child("/s", "leases", "leases", ""),
 		},
-		DirKazooLock: {child("/s-__lock__", "ab__lock__0000000001", baton.KindLock, "")},
+		DirKazooLock: {child("/s-__lock__", "ab__lock__0000000001", backend.KindLock, "")},
 	}}
 	r := Describe(l, now)
 	if !hasWarning(r, WarnKazooSemaphore) || r.Entries[0].Role != RoleHolder || r.Entries[0].Peer != PeerKazoo {
@@ -180,7 +181,7 @@ func TestDescribeKazooSemaphore(t *testing.T) {
 func TestDescribeQueues(t *testing.T) {
 	l := Listing{Name: "/q", Store: StoreZooKeeper, Dirs: map[string][]Child{
 		"": {
-			child("/q", "qn-0000000001", baton.KindQueue, "a"),
+			child("/q", "qn-0000000001", backend.KindQueue, "a"),
 			child("/q", "entry-100-0000000002", "", "b"),
 			child("/q", "claims", "claims", ""),
 		},
@@ -251,16 +252,16 @@ func TestDescribeUnidentifiedNodes(t *testing.T) {
 		wantIdentity []string
 	}{
 		{StoreEtcd, []Child{
-			child("/e", "latch-694d8a7c3b1e0f02", baton.KindLatch, "vm/11375"),
-			child("/e", "latch-694d8a7c3b1e0f05", baton.KindLatch, ""),
-			child("/e", "694d8a7c3b1e0f09", baton.KindLock, "ctl-candidate"),
+			child("/e", "latch-694d8a7c3b1e0f02", backend.KindLatch, "vm/11375"),
+			child("/e", "latch-694d8a7c3b1e0f05", backend.KindLatch, ""),
+			child("/e", "694d8a7c3b1e0f09", backend.KindLock, "ctl-candidate"),
 		}, []string{PeerBaton, PeerBaton, PeerEtcd}, []string{IdentityUnknown, IdentityUnknown, IdentityForeign}},
 		{StoreZooKeeper, []Child{
-			child("/e", "_c_a-latch-0000000001", baton.KindLatch, "first"),
-			child("/e", "_c_b-latch-0000000002", baton.KindLatch, ""),
+			child("/e", "_c_a-latch-0000000001", backend.KindLatch, "first"),
+			child("/e", "_c_b-latch-0000000002", backend.KindLatch, ""),
 		}, []string{PeerCurator, PeerCurator}, []string{IdentityUnknown, IdentityUnknown}},
 		{StoreMemory, []Child{
-			child("/e", "latch-1", baton.KindLatch, "first"),
+			child("/e", "latch-1", backend.KindLatch, "first"),
 		}, []string{PeerBaton}, []string{IdentityUnknown}},
 	} {
 		for i := range c.kids {
@@ -281,9 +282,9 @@ func TestDescribeUnidentifiedNodes(t *testing.T) {
 		{StoreZooKeeper, "qn-0000000001", PeerZK},
 		{StoreMemory, "qn-0000000001", PeerBaton},
 	} {
-		item := child("/q", c.item, baton.KindQueue, "payload")
+		item := child("/q", c.item, backend.KindQueue, "payload")
 		item.Owner, item.Created = "", now.Add(-2*time.Second)
-		claim := child("/q/claims", c.item, baton.KindQueue, "")
+		claim := child("/q/claims", c.item, backend.KindQueue, "")
 		claim.Created = now.Add(-time.Second)
 		r := Describe(Listing{Name: "/q", Store: c.store, Dirs: map[string][]Child{"": {item}, DirClaims: {claim}}}, now)
 		if len(r.Entries) != 2 {
@@ -297,7 +298,7 @@ func TestDescribeUnidentifiedNodes(t *testing.T) {
 		}
 	}
 	// A queue item carrying baton's identity as its payload is shown as it.
-	item := child("/q", "qn-0000000001", baton.KindQueue, ident("h", 7))
+	item := child("/q", "qn-0000000001", backend.KindQueue, ident("h", 7))
 	if e := Describe(Listing{Name: "/q", Store: StoreZooKeeper, Dirs: map[string][]Child{"": {item}}}, now).Entries[0]; e.Identity != "h pid 7 baton" {
 		t.Errorf("item with an identity: %+v", e)
 	}
@@ -313,10 +314,10 @@ func TestDescribeRevokedHolder(t *testing.T) {
 		waiter Child
 		peer   string
 	}{
-		{StoreEtcd, child("/r", "694d8a7c3b1e0f02", baton.KindLock, string(baton.RevokeMarker)),
-			child("/r", "694d8a7c3b1e0f05", baton.KindLock, ident("h", 2)), PeerEtcd},
-		{StoreZooKeeper, child("/r", "_c_a-lock-0000000001", baton.KindLock, string(baton.RevokeMarker)),
-			child("/r", "_c_b-lock-0000000002", baton.KindLock, ident("h", 2)), PeerCurator},
+		{StoreEtcd, child("/r", "694d8a7c3b1e0f02", backend.KindLock, string(baton.RevokeMarker)),
+			child("/r", "694d8a7c3b1e0f05", backend.KindLock, ident("h", 2)), PeerEtcd},
+		{StoreZooKeeper, child("/r", "_c_a-lock-0000000001", backend.KindLock, string(baton.RevokeMarker)),
+			child("/r", "_c_b-lock-0000000002", backend.KindLock, ident("h", 2)), PeerCurator},
 	} {
 		r := Describe(Listing{Name: "/r", Store: c.store, Dirs: map[string][]Child{"": {c.holder, c.waiter}}}, now)
 		if roles(r) != "holder,waiter" || len(r.Recipes) != 1 || r.Recipes[0] != RecipeMutex || r.Holders != 1 {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // TestDescribeItemQueues: PriorityQueue and DelayQueue items, as the
@@ -15,7 +15,7 @@ import (
 // payload, so its writer is unknown, never foreign.
 func TestDescribeItemQueues(t *testing.T) {
 	due := now.Add(time.Minute)
-	dq := baton.DelayKind(time.Minute, due)
+	dq := backend.DelayKind(time.Minute, due)
 	for _, c := range []struct {
 		store            string
 		pq, oldPQ, delay Child
@@ -23,18 +23,18 @@ func TestDescribeItemQueues(t *testing.T) {
 		delayPeer        string
 	}{
 		{StoreZooKeeper,
-			child("/q", "queue-1000000030000000000", baton.PriorityKind(3), "a"),
-			child("/q", "queue-0FFFFFFFF0000000001", baton.PriorityKind(-1), "b"),
+			child("/q", "queue-1000000030000000000", backend.PriorityKind(3), "a"),
+			child("/q", "queue-0FFFFFFFF0000000001", backend.PriorityKind(-1), "b"),
 			child("/q", "queue-EA60|18BCFE56C60|0000000002", dq, "c"),
 			PeerCurator, PeerCurator, PeerCurator},
 		{StoreEtcd,
-			child("/q", "3.0", baton.PriorityKind(3), "a"),
-			child("/q", "pq--1-"+"0123456789abcdef0123456789abcdef", baton.PriorityKind(-1), "b"),
+			child("/q", "3.0", backend.PriorityKind(3), "a"),
+			child("/q", "pq--1-"+"0123456789abcdef0123456789abcdef", backend.PriorityKind(-1), "b"),
 			child("/q", "dq-60000-1700000060000-0123456789abcdef0123456789abcdef", dq, "c"),
 			PeerEtcd, PeerBaton, PeerBaton},
 	} {
 		l := Listing{Name: "/q", Store: c.store, Dirs: map[string][]Child{"": {c.pq, c.oldPQ, c.delay,
-			child("/q", "qn-0000000003", baton.KindQueue, "d")}}}
+			child("/q", "qn-0000000003", backend.KindQueue, "d")}}}
 		r := Describe(l, now)
 		if roles(r) != "item,item,item,item" || r.Items != 4 || len(r.Recipes) != 3 ||
 			r.Recipes[0] != RecipePriorityQueue || r.Recipes[1] != RecipeDelayQueue || r.Recipes[2] != RecipeQueue {

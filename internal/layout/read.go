@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 )
 
 // Stores a Listing can come from: they differ in the names peers use.
@@ -60,7 +61,7 @@ type Listing struct {
 
 // Child is one node with its data.
 type Child struct {
-	baton.Node
+	backend.Node
 	Data []byte
 	// TTL is the time left on the owner's lease where the store says
 	// (etcd), else -1.
@@ -76,7 +77,7 @@ type LeaseTTLer interface {
 // Read gathers what the store holds under name: its children, the
 // directories baton's and its peers' recipes keep there, and the data of
 // each node (up to a bound per directory).
-func Read(ctx context.Context, c baton.Conn, store, name string) (Listing, error) {
+func Read(ctx context.Context, c backend.Conn, store, name string) (Listing, error) {
 	l := Listing{Name: name, Store: store, Dirs: map[string][]Child{}}
 	data, n, err := c.Get(ctx, name)
 	switch {
@@ -103,7 +104,7 @@ func Read(ctx context.Context, c baton.Conn, store, name string) (Listing, error
 		if store == StoreZooKeeper && !hasChild(root, d) {
 			continue
 		}
-		kids, err := readDir(ctx, c, baton.Join(name, d))
+		kids, err := readDir(ctx, c, backend.Join(name, d))
 		if err != nil {
 			return l, err
 		}
@@ -153,7 +154,7 @@ func hasChild(kids []Child, name string) bool {
 
 // readDir lists dir and reads each child's data and metadata (ZooKeeper
 // lists names only). A node gone in between is left out.
-func readDir(ctx context.Context, c baton.Conn, dir string) ([]Child, error) {
+func readDir(ctx context.Context, c backend.Conn, dir string) ([]Child, error) {
 	kids, err := c.Children(ctx, dir)
 	if err != nil {
 		return nil, err

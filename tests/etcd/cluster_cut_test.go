@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/etcdtest"
 )
@@ -56,13 +56,13 @@ func TestClusterRequestsLeaveACutLeader(t *testing.T) {
 	}
 	const ops = 16
 	for i := range ops / 2 {
-		var n baton.Node
+		var n backend.Node
 		b := bound
 		if i == 0 {
 			b = 2 * bound
 		}
 		timed(fmt.Sprint("create ", i), b, func() (err error) {
-			n, err = conn.Create(ctx, "/cut-leader", "lock", nil, baton.Ephemeral|baton.Sequential)
+			n, err = conn.Create(ctx, "/cut-leader", "lock", nil, backend.Ephemeral|backend.Sequential)
 			return err
 		})
 		timed(fmt.Sprint("delete ", i), bound, func() error { return conn.Delete(ctx, n) })

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/etcdtest"
@@ -69,7 +70,7 @@ func TestDebianEtcd34(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { _, err := baton.NewMutex(b, name).Lock(ctx); got <- err }()
-	if !await.Within(10*time.Second, func() bool { return kindCount(t, b, name, baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindCount(t, b, name, backend.KindLock) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	if err := a.Close(ctx); err != nil {

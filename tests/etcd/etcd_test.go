@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/etcd/embedded"
 	"github.com/batonhq/baton/internal/etcdtest"
@@ -173,7 +174,7 @@ func TestInvalidNames(t *testing.T) {
 	ctx := testCtx(t)
 	c := openT(t, server(t).Endpoints()).Conn()
 	for _, dir := range []string{"", "/", "a\x00b", "a\nb", "a/../b", "/a/..", "./a", "a\u0085b", "a\xffb", "a\x1b[2Jb", strings.Repeat("k", 8<<10)} {
-		if _, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential); !errors.Is(err, baton.ErrInvalidName) {
+		if _, err := c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential); !errors.Is(err, baton.ErrInvalidName) {
 			t.Errorf("dir %.20q: %v, want ErrInvalidName", dir, err)
 		}
 	}
@@ -192,14 +193,14 @@ func TestNaming(t *testing.T) {
 	id := s.ID()
 	dir := "/naming"
 	want := map[string]string{
-		baton.KindLock:  id,
-		baton.KindLatch: "latch-" + id,
-		baton.KindRead:  "read-" + id,
-		baton.KindWrite: "write-" + id,
-		baton.KindLease: "lease-" + id,
+		backend.KindLock:  id,
+		backend.KindLatch: "latch-" + id,
+		backend.KindRead:  "read-" + id,
+		backend.KindWrite: "write-" + id,
+		backend.KindLease: "lease-" + id,
 	}
 	for kind, name := range want {
-		n, err := c.Create(ctx, dir, kind, nil, baton.Ephemeral|baton.Sequential)
+		n, err := c.Create(ctx, dir, kind, nil, backend.Ephemeral|backend.Sequential)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,15 +209,15 @@ func TestNaming(t *testing.T) {
 		}
 	}
 	// A second contender of a kind on the same session: NAME/<lease>_1.
-	n, err := c.Create(ctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
-	if err != nil || n.Name != id+"_1" || n.Kind != baton.KindLock {
+	n, err := c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
+	if err != nil || n.Name != id+"_1" || n.Kind != backend.KindLock {
 		t.Fatalf("second lock node %+v, %v", n, err)
 	}
-	q, err := c.Create(ctx, dir, baton.KindQueue, []byte("x"), baton.Sequential)
-	if err != nil || q.Kind != baton.KindQueue || q.Owner != "" {
+	q, err := c.Create(ctx, dir, backend.KindQueue, []byte("x"), backend.Sequential)
+	if err != nil || q.Kind != backend.KindQueue || q.Owner != "" {
 		t.Fatalf("queue item %+v, %v", q, err)
 	}
-	if _, err := c.Create(ctx, dir+"/sub", baton.KindLock, nil, baton.Ephemeral|baton.Sequential); err != nil {
+	if _, err := c.Create(ctx, dir+"/sub", backend.KindLock, nil, backend.Ephemeral|backend.Sequential); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Create(ctx, dir, "ready", nil, 0); err != nil {

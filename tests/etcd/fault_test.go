@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/etcdtest"
@@ -47,7 +48,7 @@ func TestFaultCutHolderLearnsFirst(t *testing.T) {
 		}
 		got <- r
 	}()
-	if !await.Within(10*time.Second, func() bool { return kindCount(t, b, name, baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindCount(t, b, name, backend.KindLock) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	cut := time.Now()
@@ -95,7 +96,7 @@ func TestFaultServerRestart(t *testing.T) {
 		lb, err = baton.NewMutex(b, name).Lock(ctx)
 		got <- err
 	}()
-	if !await.Within(10*time.Second, func() bool { return kindCount(t, a, name, baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindCount(t, a, name, backend.KindLock) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	start := time.Now()
@@ -150,7 +151,7 @@ func TestFencedDeleteSparesNewerIncarnation(t *testing.T) {
 	ctx := testCtx(t)
 	s := openT(t, server(t).Endpoints())
 	c := s.Conn()
-	old, err := c.Create(ctx, "/faults/fenced", baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	old, err := c.Create(ctx, "/faults/fenced", backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestFencedDeleteSparesNewerIncarnation(t *testing.T) {
 	if err := c.Delete(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	cur, err := c.Create(ctx, "/faults/fenced", baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	cur, err := c.Create(ctx, "/faults/fenced", backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestFaultServerDownPastTTL(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { _, err := baton.NewMutex(b, name).Lock(ctx); got <- err }()
-	if !await.Within(10*time.Second, func() bool { return kindCount(t, a, name, baton.KindLock) == 2 }) {
+	if !await.Within(10*time.Second, func() bool { return kindCount(t, a, name, backend.KindLock) == 2 }) {
 		t.Fatal("waiter never queued")
 	}
 	srv.Stop()

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/proxy"
@@ -34,7 +34,7 @@ func TestFaultLostCreateIsForgotten(t *testing.T) {
 		made <- err
 	}()
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	_, err := s.Conn().Create(cctx, dir, baton.KindLock, nil, baton.Ephemeral|baton.Sequential)
+	_, err := s.Conn().Create(cctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
 	cancel()
 	if err == nil {
 		t.Fatal("create succeeded with its reply lost")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/testenv"
 )
@@ -110,7 +111,7 @@ func etcdctlLockHandOff(t *testing.T, s *baton.Session, name string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	if !await.Within(20*time.Second, func() bool { return kindCount(t, s, name, baton.KindLock) == 2 }) {
+	if !await.Within(20*time.Second, func() bool { return kindCount(t, s, name, backend.KindLock) == 2 }) {
 		t.Fatal("etcdctl never queued (its key not seen as a lock contender)")
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -137,7 +138,7 @@ func etcdctlLockHandOff(t *testing.T, s *baton.Session, name string) {
 	}
 	got := make(chan error, 1)
 	go func() { _, err := m.Lock(ctx); got <- err }()
-	if !await.Within(20*time.Second, func() bool { return kindCount(t, s, name, baton.KindLock) == 2 }) {
+	if !await.Within(20*time.Second, func() bool { return kindCount(t, s, name, backend.KindLock) == 2 }) {
 		t.Fatal("baton never queued behind etcdctl")
 	}
 	select {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -149,7 +150,7 @@ type store struct {
 	// cut makes s lose contact with the store; heal restores it.
 	cut func(t *testing.T, s *baton.Session) (heal func())
 	// deleteNode deletes a node as another client would (an operator).
-	deleteNode func(t *testing.T, n baton.Node)
+	deleteNode func(t *testing.T, n backend.Node)
 }
 
 var seq atomic.Int64

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/await"
 )
 
@@ -138,7 +139,7 @@ func TestTelemetryRenewSlack(t *testing.T) {
 			if v, _ := value(r.collect(t), "baton.session.ttl", mine); v != s.TTL().Seconds() {
 				t.Errorf("baton.session.ttl = %v, want %v", v, s.TTL().Seconds())
 			}
-			dl := s.Conn().(baton.Expirer).Expiry()
+			dl := s.Conn().(backend.Expirer).Expiry()
 			if left := time.Until(dl); left <= 0 || left > s.TTL() {
 				t.Errorf("Expiry is %v away, want in (0, %v]", left, s.TTL())
 			}

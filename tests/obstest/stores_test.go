@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/etcdtest"
 	"github.com/batonhq/baton/internal/proxy"
@@ -87,8 +88,8 @@ func proxiedStore(name, addr string, admin *baton.Session, dial func(ctx context
 }
 
 // deleteAs deletes a node with admin's connection.
-func deleteAs(admin *baton.Session) func(t *testing.T, n baton.Node) {
-	return func(t *testing.T, n baton.Node) {
+func deleteAs(admin *baton.Session) func(t *testing.T, n backend.Node) {
+	return func(t *testing.T, n backend.Node) {
 		if err := admin.Conn().Delete(ctxT(t), n); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package baton
+package backend
 
 import (
 	"context"

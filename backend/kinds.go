@@ -1,4 +1,4 @@
-package baton
+package backend
 
 import (
 	"strconv"
@@ -17,7 +17,9 @@ const (
 )
 
 // PriorityKind is the kind of a priority queue item of priority p.
-func PriorityKind(p int32) string { return KindPriority + ":" + strconv.FormatInt(int64(p), 10) }
+func PriorityKind(p int32) string {
+	return KindPriority + ":" + strconv.FormatInt(int64(p), 10)
+}
 
 // ParsePriorityKind returns the priority of a PriorityKind kind.
 func ParsePriorityKind(kind string) (int32, bool) {
