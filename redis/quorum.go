@@ -271,12 +271,28 @@ func (q *Quorum) round(ctx context.Context, timeout, ttl time.Duration, do func(
 			break
 		}
 	}
+	// Join the rounds Close waits for, unless it has begun: a WaitGroup's
+	// Add must not race its Wait.
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		for i, n := range q.nodes {
+			out[i] = reply{err: fmt.Errorf("%s: %w", n.c, errClosed)}
+		}
+		cancel()
+		return out
+	}
+	for i := range q.nodes {
+		if i != mine {
+			q.late.Add(1)
+		}
+	}
+	q.mu.Unlock()
 	answers := make(chan answer, len(q.nodes))
 	for i, n := range q.nodes {
 		if i == mine {
 			continue
 		}
-		q.late.Add(1)
 		job := func() {
 			defer q.late.Done()
 			answers <- answer{i, ask(n)}

@@ -329,3 +329,25 @@ func TestDialRedlock(t *testing.T) {
 		t.Fatalf("DialRedlock with 2 of 5 up: %v", err)
 	}
 }
+
+// A Redlock hold whose Quorum is closed under it ends as lost, at the
+// latest when its validity runs out: its renewals on the closed Quorum are
+// refused (and, under -race, do not race Close's wait for rounds in
+// flight).
+func TestRedlockQuorumClosedWhileHeld(t *testing.T) {
+	srvs := redistest.StartN(t, 3, redistest.Config{})
+	ctx := within(t, 20*time.Second)
+	const ttl = 600 * time.Millisecond
+	q := quorum(t, srvs)
+	l, err := redis.NewRedlock(q, freshKey(t), redis.WithTTL(ttl)).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, l, 5*time.Second)
+	if !errors.Is(l.Err(), baton.ErrLost) {
+		t.Fatalf("lease error %v; want ErrLost", l.Err())
+	}
+}
