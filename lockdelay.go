@@ -42,7 +42,7 @@ const lockDelayName = "_lockdelay"
 
 // markHold waits out the lock-delay if the last hold ended uncleanly, then
 // records our hold, guarded by our node me. On failure our node is
-// removed.
+// removed (in the background if the store cannot be reached now).
 func (m *Mutex) markHold(ctx context.Context, me backend.Node) error {
 	c := m.s.conn
 	err := func() error {
@@ -70,9 +70,9 @@ func (m *Mutex) markHold(ctx context.Context, me backend.Node) error {
 		return nil
 	}()
 	if err != nil {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		_ = c.Delete(dctx, me)
+		// Our node heads the line: left there, it would stall every
+		// waiter for the session's life, so keep trying to remove it.
+		removeNode(ctx, c, me)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package batontest
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,5 +106,67 @@ func testLockDelayCancel(t *testing.T, h Harness) {
 		if m.Held() {
 			t.Fatalf("try=%v: Held after a failed Lock", try)
 		}
+	}
+}
+
+// errInjected is the failure markFaultConn injects.
+var errInjected = errors.New("batontest: injected failure")
+
+// markFaultConn fails the first Commit (the lock-delay marker's write) and
+// the first Delete after it, as a connection blip that the session
+// survives would.
+type markFaultConn struct {
+	backend.Conn
+	commits, deletes atomic.Int32
+}
+
+func (c *markFaultConn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op) error {
+	if c.commits.Add(1) == 1 {
+		return errInjected
+	}
+	return c.Conn.Commit(ctx, guard, ops...)
+}
+
+func (c *markFaultConn) Delete(ctx context.Context, n backend.Node) error {
+	if c.commits.Load() > 0 && c.deletes.Add(1) == 1 {
+		return errInjected
+	}
+	return c.Conn.Delete(ctx, n)
+}
+
+// markFaultLister is markFaultConn over a backend that creates and lists
+// in one request.
+type markFaultLister struct{ *markFaultConn }
+
+func (c markFaultLister) CreateAndList(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, []backend.Node, error) {
+	return c.Conn.(backend.CreateLister).CreateAndList(ctx, dir, kind, data, f)
+}
+
+// A contender whose marker write fails, and whose first delete of its own
+// lock node fails too, still removes that node while its session lives:
+// left there, it would stall every later contender for the session's life.
+func testLockDelayMarkerFails(t *testing.T, h Harness) {
+	ctx := testCtx(t)
+	name := h.Path(t)
+	ss := sessions(t, h, 2)
+	fc := &markFaultConn{Conn: ss[0].Conn()}
+	faulty := baton.NewSession(fc)
+	if _, ok := fc.Conn.(backend.CreateLister); ok {
+		faulty = baton.NewSession(markFaultLister{fc})
+	}
+	if _, err := baton.NewMutex(faulty, name, baton.LockDelay(time.Hour)).Lock(ctx); !errors.Is(err, errInjected) {
+		t.Fatalf("Lock with a failing marker returned %v, want the injected failure", err)
+	}
+	if got := fc.deletes.Load(); got == 0 {
+		t.Fatal("the failed Lock did not try to delete its node")
+	}
+	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	next := baton.NewMutex(ss[1], name, baton.LockDelay(time.Hour))
+	if _, err := next.Lock(lctx); err != nil {
+		t.Fatalf("next contender, the failed one's session still live: %v (left: %v)", err, children(t, h, name))
+	}
+	if err := next.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -98,6 +98,7 @@ var suite = []struct {
 	{"LockDelay/ExpiredHolderDelays", testLockDelayExpired},
 	{"LockDelay/ReleasedOrOffNoDelay", testLockDelayReleasedAndOff},
 	{"LockDelay/CancelDuringDelay", testLockDelayCancel},
+	{"LockDelay/MarkerFailsNodeRemoved", testLockDelayMarkerFails},
 	{"LeaderSelector/LossRequeues", testSelectorLossRequeues},
 	{"LeaderSelector/ObserveNoLeaderAndExpiry", testSelectorObserveAndExpiry},
 	{"Group/ViewFollowsMembers", testGroupView},
