@@ -154,14 +154,9 @@ func (c *conn) forget(ctx context.Context, key string) {
 	if c.forgetOnce(ctx, key) {
 		return
 	}
-	c.holdMu.Lock()
-	defer c.holdMu.Unlock()
-	if c.holdClosed {
-		return // closed: the session's keys went with its lease
-	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
+	// Once closed, no goroutine starts: the session's keys went with its
+	// lease.
+	c.bg.start(func() {
 		delay := retryDelay
 		for {
 			if sleepCtx(c.life, c.life, delay) != nil || c.forgetOnce(c.life, key) {
@@ -169,7 +164,7 @@ func (c *conn) forget(ctx context.Context, key string) {
 			}
 			delay = min(2*delay, closeTimeout)
 		}
-	}()
+	})
 }
 
 // forgetOnce tries forget's delete for up to closeTimeout, and reports

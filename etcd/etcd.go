@@ -75,45 +75,31 @@ func Open(ctx context.Context, endpoints []string, opts ...Option) (*baton.Sessi
 
 // conn implements baton.Conn on one etcd lease.
 type conn struct {
-	cli     *clientv3.Client
-	ownCli  bool
-	lease   clientv3.LeaseID
-	id      string // lease id in hex
-	ttl     time.Duration
-	life    context.Context // cancelled when the session ends
-	endLife context.CancelFunc
+	cli    *clientv3.Client
+	ownCli bool
+	lease  clientv3.LeaseID
+	id     string // lease id in hex
+	ttl    time.Duration
 
-	done    chan struct{}
-	endOnce sync.Once
-	errMu   sync.Mutex
-	err     error
+	lifetime               // Done, Err and end; life ends with the session
+	kaDone   chan struct{} // closed when the keepalive loop has returned
+	bg       background    // key watch readers and forget's deletes: Close stops it
 
-	kaDone chan struct{}  // closed when the keepalive loop has returned
-	bg     sync.WaitGroup // background deletes (forget); none starts once holdClosed is set
+	reserved keySet   // keys of this session that may exist
+	gone     goneDirs // kept listings, by directory prefix (gone.go)
 
-	resMu    sync.Mutex
-	reserved map[string]bool // keys of this session that may exist
-
-	goneMu sync.Mutex
-	gone   map[string]*goneCache // by directory prefix
-
-	holdMu sync.Mutex
+	holdMu sync.Mutex           // guards holds and their keyWatch
 	holds  map[string]*keyWatch // kept watches of our own keys (held.go)
-	holdWG sync.WaitGroup       // their readers
-	// holdClosed is set by Close, under holdMu: no key watch opens after.
-	holdClosed bool
 
 	watchEvents atomic.Int64
-
-	expiryMu sync.Mutex
-	expiry   time.Time // the keepalive loop's loss deadline
+	expiry      deadline // the keepalive loop's loss deadline
 
 	telemetry.Renewals                 // told of each acknowledged keepalive
 	tel                baton.Telemetry // what the session reports to
 
 	// seen is the highest store revision this session has observed (in a
-	// reply or a watch event). Reads are served at or after it.
-	seen atomic.Int64
+	// reply or a watch event).
+	seen highWater
 
 	// oldWatch is set for servers before 3.6 (see armGone).
 	oldWatch bool
@@ -137,78 +123,80 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 	if o.ttl < time.Second {
 		return nil, fmt.Errorf("%w: etcd: ttl %v is under one second", baton.ErrInvalidTTL, o.ttl)
 	}
-	secs := int64((o.ttl + time.Second - 1) / time.Second)
-	cli, own := o.client, false
-	var watch *dialWatch
-	if cli == nil {
-		if o.tls != nil {
-			for _, ep := range endpoints {
-				if strings.HasPrefix(ep, "http://") {
-					return nil, fmt.Errorf("etcd: endpoint %s is not TLS: use https:// (or host:port) with WithTLS", ep)
-				}
-			}
-		}
-		if (o.user == "") != (o.password == "") {
-			return nil, errors.New("etcd: WithAuth needs both a user name and a password")
-		}
-		// The client's dial timeout bounds its authentication: ctx's
-		// deadline when it has one.
-		dial := dialTimeout
-		if d, ok := ctx.Deadline(); ok {
-			dial = max(time.Until(d), time.Millisecond)
-		}
-		if o.tls != nil {
-			if err := probeTLS(ctx, endpoints, o.tls); err != nil {
-				return nil, err
-			}
-		}
-		watch = &dialWatch{plain: o.tls == nil}
-		var err error
-		cli, err = clientv3.New(clientv3.Config{
-			Endpoints:            endpoints,
-			DialTimeout:          dial,
-			DialKeepAliveTime:    time.Second,
-			DialKeepAliveTimeout: time.Second,
-			Context:              context.WithoutCancel(ctx),
-			Logger:               zap.NewNop(), // errors reach the caller; the client's retries are noise
-			Username:             o.user,
-			Password:             o.password,
-			TLS:                  o.tls,
-			DialOptions:          []grpc.DialOption{grpc.WithContextDialer(watch.dial), grpc.WithConnectParams(reconnect)},
-		})
-		if err != nil {
-			return nil, dialError(endpoints, o.user, o.password, watch.explain(err))
-		}
-		own = true
+	if o.client != nil {
+		return start(ctx, o.client, false, nil, o)
 	}
-	fail := func(err error) (*conn, error) {
-		if own {
-			_ = cli.Close()
-		}
+	cli, watch, err := dial(ctx, endpoints, o)
+	if err != nil {
 		return nil, err
 	}
+	c, err := start(ctx, cli, true, watch, o)
+	if err != nil {
+		_ = cli.Close()
+	}
+	return c, err
+}
+
+// dial makes a client of endpoints. Its watch explains later failures to
+// reach them.
+func dial(ctx context.Context, endpoints []string, o options) (*clientv3.Client, *dialWatch, error) {
+	if o.tls != nil {
+		for _, ep := range endpoints {
+			if strings.HasPrefix(ep, "http://") {
+				return nil, nil, fmt.Errorf("etcd: endpoint %s is not TLS: use https:// (or host:port) with WithTLS", ep)
+			}
+		}
+	}
+	if (o.user == "") != (o.password == "") {
+		return nil, nil, errors.New("etcd: WithAuth needs both a user name and a password")
+	}
+	// The client's dial timeout bounds its authentication: ctx's deadline
+	// when it has one.
+	timeout := dialTimeout
+	if d, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(d), time.Millisecond)
+	}
+	if o.tls != nil {
+		if err := probeTLS(ctx, endpoints, o.tls); err != nil {
+			return nil, nil, err
+		}
+	}
+	watch := &dialWatch{plain: o.tls == nil}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            endpoints,
+		DialTimeout:          timeout,
+		DialKeepAliveTime:    time.Second,
+		DialKeepAliveTimeout: time.Second,
+		Context:              context.WithoutCancel(ctx),
+		Logger:               zap.NewNop(), // errors reach the caller; the client's retries are noise
+		Username:             o.user,
+		Password:             o.password,
+		TLS:                  o.tls,
+		DialOptions:          []grpc.DialOption{grpc.WithContextDialer(watch.dial), grpc.WithConnectParams(reconnect)},
+	})
+	if err != nil {
+		return nil, nil, dialError(endpoints, o.user, o.password, watch.explain(err))
+	}
+	return cli, watch, nil
+}
+
+// start checks the credentials of a client we dialed (own), grants the
+// lease and starts keeping it alive. watch is nil for the user's client.
+func start(ctx context.Context, cli *clientv3.Client, own bool, watch *dialWatch, o options) (*conn, error) {
 	// A client certificate may be the credentials: etcd takes its common
 	// name as the user name of requests without a password.
 	if own && o.user == "" && (o.tls == nil || len(o.tls.Certificates) == 0 && o.tls.GetClientCertificate == nil) {
 		if err := checkAuth(ctx, cli); err != nil {
-			return fail(watch.explain(err))
+			return nil, watch.explain(err)
 		}
 	}
-	// Credentials given to a server with authentication off are
-	// accepted without a word by the client: remember it, to say so.
+	// The client accepts credentials given to a server with
+	// authentication off without a word: remember it, to say so.
 	ignored := own && o.user != "" && authOff(ctx, cli)
-	g, sent, err := grant(ctx, cli, secs)
+	g, sent, err := grantTTL(ctx, cli, o.ttl, watch)
 	if err != nil {
-		return fail(grantError(watch.explain(err)))
+		return nil, err
 	}
-	if g.TTL != secs {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)
-		_, _ = cli.Revoke(rctx, g.ID)
-		cancel()
-		return fail(fmt.Errorf("%w: etcd: asked for a %ds lease, the server grants %ds (its minimum lease TTL)",
-			baton.ErrInvalidTTL, secs, g.TTL))
-	}
-	life, endLife := context.WithCancel(context.Background())
 	c := &conn{
 		cli:          cli,
 		ownCli:       own,
@@ -216,19 +204,35 @@ func open(ctx context.Context, endpoints []string, opts ...Option) (*conn, error
 		id:           strconv.FormatInt(int64(g.ID), 16),
 		ttl:          time.Duration(g.TTL) * time.Second,
 		tel:          o.telemetry,
-		life:         life,
-		endLife:      endLife,
-		done:         make(chan struct{}),
+		lifetime:     newLifetime(),
 		kaDone:       make(chan struct{}),
-		reserved:     map[string]bool{},
+		reserved:     keySet{m: map[string]bool{}},
 		credsIgnored: ignored,
-		gone:         map[string]*goneCache{},
+		gone:         goneDirs{m: map[string]*goneCache{}},
 		holds:        map[string]*keyWatch{},
 	}
 	c.oldWatch = oldWatchServer(ctx, cli)
-	c.setExpiry(sent.Add(c.ttl - c.ttl/10))
+	c.expiry.set(sent.Add(c.ttl - c.ttl/10))
 	go c.keepAlive(sent)
 	return c, nil
+}
+
+// grantTTL grants a lease of ttl rounded up to whole seconds. A server
+// that grants another TTL (its minimum) is refused: the lease is revoked.
+func grantTTL(ctx context.Context, cli *clientv3.Client, ttl time.Duration, watch *dialWatch) (*clientv3.LeaseGrantResponse, time.Time, error) {
+	secs := int64((ttl + time.Second - 1) / time.Second)
+	g, sent, err := grant(ctx, cli, secs)
+	if err != nil {
+		return nil, sent, grantError(watch.explain(err))
+	}
+	if g.TTL != secs {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)
+		_, _ = cli.Revoke(rctx, g.ID)
+		cancel()
+		return nil, sent, fmt.Errorf("%w: etcd: asked for a %ds lease, the server grants %ds (its minimum lease TTL)",
+			baton.ErrInvalidTTL, secs, g.TTL)
+	}
+	return g, sent, nil
 }
 
 // reconnect is how the client reconnects to a member it lost: gRPC's
@@ -260,15 +264,8 @@ func grant(ctx context.Context, cli *clientv3.Client, secs int64) (*clientv3.Lea
 	}
 }
 
-func (c *conn) ID() string            { return c.id }
-func (c *conn) TTL() time.Duration    { return c.ttl }
-func (c *conn) Done() <-chan struct{} { return c.done }
-
-func (c *conn) Err() error {
-	c.errMu.Lock()
-	defer c.errMu.Unlock()
-	return c.err
-}
+func (c *conn) ID() string         { return c.id }
+func (c *conn) TTL() time.Duration { return c.ttl }
 
 // Expiry is when the session will be given up as lost unless a keepalive
 // is acknowledged before: the send time of the last acknowledged one plus
@@ -280,30 +277,11 @@ func (c *conn) Expiry() time.Time {
 		return time.Time{}
 	default:
 	}
-	c.expiryMu.Lock()
-	defer c.expiryMu.Unlock()
-	return c.expiry
-}
-
-func (c *conn) setExpiry(t time.Time) {
-	c.expiryMu.Lock()
-	c.expiry = t
-	c.expiryMu.Unlock()
+	return c.expiry.get()
 }
 
 // WatchEvents is the number of watch events this session has received.
 func (c *conn) WatchEvents() int64 { return c.watchEvents.Load() }
-
-// end closes the session with err; only the first call counts.
-func (c *conn) end(err error) {
-	c.endOnce.Do(func() {
-		c.errMu.Lock()
-		c.err = err
-		c.errMu.Unlock()
-		c.endLife()
-		close(c.done)
-	})
-}
 
 // closeTimeout bounds the lease revoke when ctx has no deadline.
 const closeTimeout = 5 * time.Second
@@ -322,12 +300,7 @@ func (c *conn) Close(ctx context.Context) error {
 	}
 	c.end(baton.ErrClosed)
 	<-c.kaDone
-	// No key watch opens after this, so holdWG.Wait has all the readers.
-	c.holdMu.Lock()
-	c.holdClosed = true
-	c.holdMu.Unlock()
-	c.holdWG.Wait()
-	c.bg.Wait()
+	c.bg.stop()
 	if c.ownCli {
 		if cerr := c.cli.Close(); cerr != nil && err == nil && !errors.Is(cerr, context.Canceled) {
 			err = cerr

@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -25,6 +26,32 @@ type goneCache struct {
 // maxGoneDirs bounds the cache; past it the cache starts over.
 const maxGoneDirs = 256
 
+// goneDirs is the session's goneCache per directory prefix. A goneCache
+// is not changed once kept.
+type goneDirs struct {
+	mu sync.Mutex
+	m  map[string]*goneCache
+}
+
+func (d *goneDirs) get(pfx string) (*goneCache, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	g, ok := d.m[pfx]
+	return g, ok
+}
+
+// keep keeps g for pfx unless a newer listing is kept already.
+func (d *goneDirs) keep(pfx string, g *goneCache) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old, ok := d.m[pfx]; !ok || old.rev <= g.rev {
+		if len(d.m) >= maxGoneDirs {
+			clear(d.m)
+		}
+		d.m[pfx] = g
+	}
+}
+
 // parentPrefix returns the prefix of path's directory ("a/b/" for "a/b/c").
 func parentPrefix(path string) string {
 	i := strings.LastIndexByte(path, '/')
@@ -37,9 +64,7 @@ func (c *conn) knownGone(n backend.Node) bool {
 	if n.Token == 0 {
 		return false
 	}
-	c.goneMu.Lock()
-	defer c.goneMu.Unlock()
-	g, ok := c.gone[parentPrefix(n.Path)]
+	g, ok := c.gone.get(parentPrefix(n.Path))
 	if !ok || n.Token > g.maxCreate {
 		return false
 	}
@@ -49,9 +74,7 @@ func (c *conn) knownGone(n backend.Node) bool {
 // listedBefore reports whether we hold a listing of n's directory that
 // covers n (and showed it present).
 func (c *conn) listedBefore(n backend.Node) bool {
-	c.goneMu.Lock()
-	defer c.goneMu.Unlock()
-	g, ok := c.gone[parentPrefix(n.Path)]
+	g, ok := c.gone.get(parentPrefix(n.Path))
 	return ok && n.Token <= g.maxCreate
 }
 
@@ -76,14 +99,7 @@ func (c *conn) remember(pfx string, rev, maxCreate int64, kvs []*mvccpb.KeyValue
 	for _, kv := range kvs {
 		g.present[string(kv.Key)] = kv.CreateRevision
 	}
-	c.goneMu.Lock()
-	defer c.goneMu.Unlock()
-	if old, ok := c.gone[pfx]; !ok || old.rev <= g.rev {
-		if len(c.gone) >= maxGoneDirs {
-			clear(c.gone)
-		}
-		c.gone[pfx] = g
-	}
+	c.gone.keep(pfx, g)
 	return g
 }
 
@@ -92,9 +108,7 @@ func (c *conn) remember(pfx string, rev, maxCreate int64, kvs []*mvccpb.KeyValue
 // otherwise). A listing taken at or after a watch's creation revision
 // needs no second read: anything after it comes through the watch.
 func (c *conn) goneAt(n backend.Node, rev int64) (gone bool, at int64, known bool) {
-	c.goneMu.Lock()
-	defer c.goneMu.Unlock()
-	g, ok := c.gone[parentPrefix(n.Path)]
+	g, ok := c.gone.get(parentPrefix(n.Path))
 	if !ok || g.rev < rev || n.Token > g.maxCreate {
 		return false, 0, false
 	}

@@ -75,7 +75,7 @@ func (c *conn) waitHeld(ctx context.Context, n backend.Node) (ok bool, err error
 func (c *conn) holdOn(key string, h *holder) *keyWatch {
 	c.holdMu.Lock()
 	defer c.holdMu.Unlock()
-	if c.holdClosed || c.Err() != nil {
+	if c.Err() != nil {
 		return nil
 	}
 	kw := c.holds[key]
@@ -93,7 +93,9 @@ func (c *conn) holdOn(key string, h *holder) *keyWatch {
 		if len(c.holds) >= maxHoldKeys && !c.closeIdleHold() {
 			return nil
 		}
-		kw = c.openHold(key, h.after)
+		if kw = c.openHold(key, h.after); kw == nil {
+			return nil // closed
+		}
 		c.holds[key] = kw
 	}
 	if kw.lastDelete > h.after {
@@ -122,8 +124,8 @@ func (c *conn) unhold(kw *keyWatch, h *holder) {
 	c.holdMu.Unlock()
 }
 
-// openHold starts a watch of key's deletes from revision after+1. Called
-// with holdMu held.
+// openHold starts a watch of key's deletes from revision after+1, or
+// returns nil once Close has stopped c.bg. Called with holdMu held.
 func (c *conn) openHold(key string, after int64) *keyWatch {
 	wctx, cancel := c.withLife(context.Background())
 	// The client runs one watch stream per distinct ctx metadata. Our key
@@ -134,8 +136,10 @@ func (c *conn) openHold(key string, after int64) *keyWatch {
 	wctx = metadata.AppendToOutgoingContext(wctx, "baton-watch", "held")
 	ch := c.cli.Watch(clientv3.WithRequireLeader(wctx), key, clientv3.WithRev(after+1), clientv3.WithFilterPut())
 	kw := &keyWatch{from: after, holders: map[*holder]bool{}, cancel: cancel, broken: make(chan struct{})}
-	c.holdWG.Add(1)
-	go c.readHold(key, kw, ch)
+	if !c.bg.start(func() { c.readHold(key, kw, ch) }) {
+		cancel()
+		return nil
+	}
 	return kw
 }
 
@@ -143,7 +147,6 @@ func (c *conn) openHold(key string, after int64) *keyWatch {
 // ends. Only a delete that ends a hold counts as a watch event (a wake-up):
 // the others are our own releases.
 func (c *conn) readHold(key string, kw *keyWatch, ch clientv3.WatchChan) {
-	defer c.holdWG.Done()
 	defer kw.cancel()
 	for wr := range ch {
 		if wr.Err() != nil || wr.Canceled {
@@ -181,7 +184,5 @@ func (c *conn) ownNode(n backend.Node) bool {
 	if n.Token == 0 {
 		return false
 	}
-	c.resMu.Lock()
-	defer c.resMu.Unlock()
-	return c.reserved[n.Path]
+	return c.reserved.has(n.Path)
 }

@@ -60,7 +60,7 @@ func (c *conn) keepAlive(sent time.Time) {
 				c.Renewed(time.Until(deadline))
 			}
 			deadline = t.Add(c.ttl - margin)
-			c.setExpiry(deadline)
+			c.expiry.set(deadline)
 			next = t.Add(interval)
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			c.end(baton.ErrSessionExpired)

@@ -234,22 +234,12 @@ func (c *conn) reserve(dir, kind string, f backend.Flags) (string, error) {
 		}
 		return pfx + seqName(kind, hex.EncodeToString(id[:])), nil
 	}
-	base := pfx + seqName(kind, c.id)
-	c.resMu.Lock()
-	defer c.resMu.Unlock()
-	key := base
-	for n := 1; c.reserved[key]; n++ {
-		key = base + "_" + strconv.Itoa(n)
-	}
-	c.reserved[key] = true
-	return key, nil
+	return c.reserved.addFree(pfx + seqName(kind, c.id)), nil
 }
 
 // unreserve frees key for reuse once it is known to be gone.
 func (c *conn) unreserve(key string) {
-	c.resMu.Lock()
-	delete(c.reserved, key)
-	c.resMu.Unlock()
+	c.reserved.remove(key)
 }
 
 // node describes a key as a child of its dir.

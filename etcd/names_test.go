@@ -104,7 +104,7 @@ func TestParseNameKinds(t *testing.T) {
 // without a version-7 id (an older baton's random id, a lease id, a
 // literal name) carry none.
 func TestCreatedOf(t *testing.T) {
-	c := &conn{id: "694d7a0f1c4b3e05", reserved: map[string]bool{}}
+	c := &conn{id: "694d7a0f1c4b3e05", reserved: keySet{m: map[string]bool{}}}
 	before := time.Now().Truncate(time.Millisecond)
 	key, err := c.reserve("/q", backend.KindQueue, 0)
 	if err != nil {

@@ -87,11 +87,4 @@ func (c *conn) readLatest(ctx context.Context, key string, opts ...clientv3.OpOp
 }
 
 // saw records that the store had reached revision rev.
-func (c *conn) saw(rev int64) {
-	for {
-		old := c.seen.Load()
-		if rev <= old || c.seen.CompareAndSwap(old, rev) {
-			return
-		}
-	}
-}
+func (c *conn) saw(rev int64) { c.seen.raise(rev) }
