@@ -91,88 +91,15 @@ func (c *conn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op
 	if err := c.Err(); err != nil {
 		return err
 	}
-	var cmps []clientv3.Cmp
-	var then, els []clientv3.Op
-	var checks []func(*mvccpb.KeyValue) error // one per Get in els
-	check := func(key string, f func(*mvccpb.KeyValue) error) {
-		els = append(els, clientv3.OpGet(key))
-		checks = append(checks, f)
-	}
-	if guard.Path != "" {
-		if err := checkDir(guard.Path); err != nil {
-			return err
-		}
-		cmps = append(cmps, incarnation(guard))
-		check(guard.Path, func(kv *mvccpb.KeyValue) error {
-			if !isIncarnation(kv, guard) {
-				return fmt.Errorf("%w: %s", backend.ErrGuard, guard.Path)
-			}
-			return nil
-		})
-	}
-	var reserved []string
-	for _, op := range ops {
-		switch op.Kind {
-		case backend.OpSet, backend.OpDelete:
-			n := op.Node
-			if err := checkDir(n.Path); err != nil {
-				return err
-			}
-			cmps = append(cmps, incarnation(n))
-			if op.IfVersion {
-				cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.Path), "=", n.Version))
-			}
-			ifVersion := op.IfVersion
-			check(n.Path, func(kv *mvccpb.KeyValue) error {
-				if !isIncarnation(kv, n) {
-					return fmt.Errorf("%w: %s", baton.ErrNotFound, n.Path)
-				}
-				if ifVersion && kv.ModRevision != n.Version {
-					return fmt.Errorf("%w: %s is at revision %d, not %d", baton.ErrConflict, n.Path, kv.ModRevision, n.Version)
-				}
-				return nil
-			})
-			if op.Kind == backend.OpSet {
-				then = append(then, clientv3.OpPut(n.Path, string(op.Data), clientv3.WithIgnoreLease()))
-			} else {
-				then = append(then, clientv3.OpDelete(n.Path))
-			}
-		case backend.OpCreate:
-			if err := checkDir(op.Dir); err != nil {
-				return err
-			}
-			if err := checkElem(op.Name); err != nil {
-				return err
-			}
-			key := backend.Join(op.Dir, op.Name)
-			if op.Flags&backend.Sequential != 0 {
-				var err error
-				if key, err = c.reserve(op.Dir, op.Name, op.Flags); err != nil {
-					return err
-				}
-				reserved = append(reserved, key)
-			}
-			var putOpts []clientv3.OpOption
-			if op.Flags&backend.Ephemeral != 0 {
-				putOpts = append(putOpts, clientv3.WithLease(c.lease))
-			}
-			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
-			check(key, func(kv *mvccpb.KeyValue) error {
-				if kv != nil {
-					return fmt.Errorf("%w: %s", baton.ErrExists, key)
-				}
-				return nil
-			})
-			then = append(then, clientv3.OpPut(key, string(op.Data), putOpts...))
-		default:
-			return fmt.Errorf("etcd: commit: unknown op kind %d", op.Kind)
-		}
+	t, err := c.commitTxn(guard, ops)
+	if err != nil {
+		return err
 	}
 	rctx, cancel := c.withLife(ctx)
 	defer cancel()
-	resp, err := c.cli.Txn(rctx).If(cmps...).Then(then...).Else(els...).Commit()
+	resp, err := c.cli.Txn(rctx).If(t.cmps...).Then(t.then...).Else(t.els...).Commit()
 	if err != nil {
-		for _, k := range reserved {
+		for _, k := range t.reserved {
 			c.forget(ctx, k)
 		}
 		return c.fail(ctx, "commit", err)
@@ -185,10 +112,131 @@ func (c *conn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op
 		}
 		return nil
 	}
-	for _, k := range reserved {
+	for _, k := range t.reserved {
 		c.unreserve(k)
 	}
-	for i, f := range checks {
+	return t.why(resp)
+}
+
+// txn is a Commit's Txn: its conditions and writes, and for each
+// condition a Get in els whose check says, should the Txn fail, why.
+type txn struct {
+	cmps      []clientv3.Cmp
+	then, els []clientv3.Op
+	checks    []func(*mvccpb.KeyValue) error // one per Get in els
+	reserved  []string                       // the keys reserved for sequential creates
+}
+
+// commitTxn builds Commit's Txn of guard and ops.
+func (c *conn) commitTxn(guard backend.Node, ops []backend.Op) (*txn, error) {
+	t := &txn{}
+	if guard.Path != "" {
+		if err := t.guard(guard); err != nil {
+			return nil, err
+		}
+	}
+	for _, op := range ops {
+		var err error
+		switch op.Kind {
+		case backend.OpSet, backend.OpDelete:
+			err = t.change(op)
+		case backend.OpCreate:
+			err = c.txnCreate(t, op)
+		default:
+			err = fmt.Errorf("etcd: commit: unknown op kind %d", op.Kind)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// require adds cmp to the conditions, and a read of key that check
+// explains with should the Txn fail.
+func (t *txn) require(cmp clientv3.Cmp, key string, check func(*mvccpb.KeyValue) error) {
+	t.cmps = append(t.cmps, cmp)
+	t.els = append(t.els, clientv3.OpGet(key))
+	t.checks = append(t.checks, check)
+}
+
+// guard makes the Txn require that incarnation of g.
+func (t *txn) guard(g backend.Node) error {
+	if err := checkDir(g.Path); err != nil {
+		return err
+	}
+	t.require(incarnation(g), g.Path, func(kv *mvccpb.KeyValue) error {
+		if !isIncarnation(kv, g) {
+			return fmt.Errorf("%w: %s", backend.ErrGuard, g.Path)
+		}
+		return nil
+	})
+	return nil
+}
+
+// change adds a Set or a Delete of op.Node, which requires its
+// incarnation (and, with IfVersion, its revision).
+func (t *txn) change(op backend.Op) error {
+	n := op.Node
+	if err := checkDir(n.Path); err != nil {
+		return err
+	}
+	t.require(incarnation(n), n.Path, func(kv *mvccpb.KeyValue) error {
+		if !isIncarnation(kv, n) {
+			return fmt.Errorf("%w: %s", baton.ErrNotFound, n.Path)
+		}
+		if op.IfVersion && kv.ModRevision != n.Version {
+			return fmt.Errorf("%w: %s is at revision %d, not %d", baton.ErrConflict, n.Path, kv.ModRevision, n.Version)
+		}
+		return nil
+	})
+	if op.IfVersion {
+		// No read of its own: the incarnation's read explains it.
+		t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(n.Path), "=", n.Version))
+	}
+	if op.Kind == backend.OpSet {
+		t.then = append(t.then, clientv3.OpPut(n.Path, string(op.Data), clientv3.WithIgnoreLease()))
+	} else {
+		t.then = append(t.then, clientv3.OpDelete(n.Path))
+	}
+	return nil
+}
+
+// txnCreate adds a create of op, which requires its key to be absent. A
+// sequential create's key is reserved for it.
+func (c *conn) txnCreate(t *txn, op backend.Op) error {
+	if err := checkDir(op.Dir); err != nil {
+		return err
+	}
+	if err := checkElem(op.Name); err != nil {
+		return err
+	}
+	key := backend.Join(op.Dir, op.Name)
+	if op.Flags&backend.Sequential != 0 {
+		var err error
+		if key, err = c.reserve(op.Dir, op.Name, op.Flags); err != nil {
+			return err
+		}
+		t.reserved = append(t.reserved, key)
+	}
+	var putOpts []clientv3.OpOption
+	if op.Flags&backend.Ephemeral != 0 {
+		putOpts = append(putOpts, clientv3.WithLease(c.lease))
+	}
+	t.require(clientv3.Compare(clientv3.CreateRevision(key), "=", 0), key, func(kv *mvccpb.KeyValue) error {
+		if kv != nil {
+			return fmt.Errorf("%w: %s", baton.ErrExists, key)
+		}
+		return nil
+	})
+	t.then = append(t.then, clientv3.OpPut(key, string(op.Data), putOpts...))
+	return nil
+}
+
+// why explains a Txn that failed by the first of its reads to fail its
+// check.
+func (t *txn) why(resp *clientv3.TxnResponse) error {
+	for i, f := range t.checks {
 		var kv *mvccpb.KeyValue
 		if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
 			kv = kvs[0]

@@ -36,12 +36,21 @@ func (c *conn) CreateAndList(ctx context.Context, dir, kind string, data []byte,
 	return c.create(ctx, dir, kind, data, f, true)
 }
 
+// creation is one create: the key it makes under dir and how.
+type creation struct {
+	dir, key string
+	data     []byte
+	f        backend.Flags
+	seq      bool // a sequential node, on a key reserved for this call
+	list     bool // also list dir
+}
+
 func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f backend.Flags, list bool) (backend.Node, []backend.Node, error) {
-	seq := f&backend.Sequential != 0
+	cr := creation{dir: dir, key: backend.Join(dir, kind), data: data, f: f, seq: f&backend.Sequential != 0, list: list}
 	// A plain node may sit at the top of the keyspace (a Barrier named
 	// "deploy"): its key is just its name. Sequential nodes and listings
 	// need a real parent.
-	topLevel := !seq && !list && (dir == "" || dir == "/")
+	topLevel := !cr.seq && !list && (dir == "" || dir == "/")
 	if err := checkDir(dir); err != nil && !topLevel {
 		return backend.Node{}, nil, err
 	}
@@ -51,43 +60,32 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f back
 	if err := c.Err(); err != nil {
 		return backend.Node{}, nil, err
 	}
-	if p, ok := backend.ParsePriorityKind(kind); ok && seq {
+	if p, ok := backend.ParsePriorityKind(kind); ok && cr.seq {
 		return c.createItem(ctx, dir, p, data, f, list)
 	}
-	key := backend.Join(dir, kind)
-	if seq {
+	if cr.seq {
 		var err error
-		if key, err = c.reserve(dir, kind, f); err != nil {
+		if cr.key, err = c.reserve(dir, kind, f); err != nil {
 			return backend.Node{}, nil, err
 		}
 	}
-	var putOpts []clientv3.OpOption
-	if f&backend.Ephemeral != 0 {
-		putOpts = append(putOpts, clientv3.WithLease(c.lease))
-	}
-	cond := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
-	then := []clientv3.Op{clientv3.OpPut(key, string(data), putOpts...)}
-	els := []clientv3.Op{clientv3.OpGet(key)}
-	if list {
-		pfx := prefix(dir)
-		then = append(then, clientv3.OpGet(pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
-		els = append(els, clientv3.OpGet(pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
-	}
+	return c.createTxn(ctx, cr)
+}
+
+// createTxn makes cr.key with a create-if-absent Txn, retried while its
+// outcome is unknown.
+func (c *conn) createTxn(ctx context.Context, cr creation) (backend.Node, []backend.Node, error) {
+	cond, then, els := c.createOps(cr)
 	for attempt := 0; ; attempt++ {
 		// A try, once sent, is not abandoned when ctx ends: etcd applies
 		// concurrent requests in no set order, so forget's delete, sent
-		// while a cancelled create was still on its way, could be applied
-		// first and leave the key behind on a lease that lives on. So the
-		// caller's ctx is checked before each try, and a try runs to its
-		// own deadline; should ctx end meanwhile, the node made is returned
-		// and the caller's clean-up deletes it after the create.
+		// while a cancelled create was on its way, could be applied first
+		// and leave the key on a lease that lives on. So ctx is checked
+		// before each try, a try runs to its own deadline, and a node made
+		// meanwhile is returned for the caller's clean-up to delete.
 		if err := ctx.Err(); err != nil {
-			if seq {
-				if attempt > 0 {
-					c.forget(ctx, key) // an earlier try's outcome is unknown
-				} else {
-					c.unreserve(key)
-				}
+			if cr.seq {
+				c.dropReserved(ctx, cr.key, attempt > 0)
 			}
 			return backend.Node{}, nil, err
 		}
@@ -96,52 +94,91 @@ func (c *conn) create(ctx context.Context, dir, kind string, data []byte, f back
 		again := err != nil && c.again(ctx, rctx, err)
 		cancel()
 		if err != nil {
-			if again {
-				if werr := sleepCtx(ctx, c.life, retryDelay); werr == nil {
-					continue
-				}
+			if again && sleepCtx(ctx, c.life, retryDelay) == nil {
+				continue
 			}
-			if seq {
-				c.forget(ctx, key)
+			if cr.seq {
+				c.forget(ctx, cr.key)
 			}
-			return backend.Node{}, nil, c.fail(ctx, "create "+key, err)
+			return backend.Node{}, nil, c.fail(ctx, "create "+cr.key, err)
 		}
 		c.saw(resp.Header.Revision)
-		var n backend.Node
-		if resp.Succeeded {
-			n = backend.Node{Path: key, Seq: resp.Header.Revision, Token: resp.Header.Revision, Version: resp.Header.Revision}
-			n.Name = key[len(prefix(dir)):]
-			n.Kind, _ = parseName(n.Name)
-			n.Created = createdOf(n.Name)
-			if f&backend.Ephemeral != 0 {
-				n.Owner = c.id
-			}
-		} else {
-			kvs := resp.Responses[0].GetResponseRange().Kvs
-			if len(kvs) == 0 {
-				continue // deleted between compare and get: cannot happen in one Txn
-			}
-			kv := kvs[0]
-			// An existing key is ours only if an earlier attempt of this
-			// call made it: a reserved sequential key, or (after a lost
-			// reply) a literal key with our lease and data.
-			ours := seq || (attempt > 0 && string(kv.Value) == string(data) &&
-				(f&backend.Ephemeral == 0 || kv.Lease == int64(c.lease)))
-			if !ours {
-				return backend.Node{}, nil, fmt.Errorf("%w: %s", baton.ErrExists, key)
-			}
-			if f&backend.Ephemeral != 0 && kv.Lease != int64(c.lease) {
-				return backend.Node{}, nil, fmt.Errorf("%w: %s belongs to lease %x", baton.ErrExists, key, kv.Lease)
-			}
-			n = nodeOf(kv)
+		n, ok, err := c.createdNode(cr, resp, attempt)
+		if err != nil {
+			return backend.Node{}, nil, err
 		}
-		if !list {
+		if !ok {
+			continue // deleted between compare and get: cannot happen in one Txn
+		}
+		if !cr.list {
 			return n, nil, nil
 		}
 		kvs := resp.Responses[1].GetResponseRange().Kvs
-		c.remember(prefix(dir), resp.Header.Revision, resp.Header.Revision, kvs)
-		return n, children(prefix(dir), kvs), nil
+		c.remember(prefix(cr.dir), resp.Header.Revision, resp.Header.Revision, kvs)
+		return n, children(prefix(cr.dir), kvs), nil
 	}
+}
+
+// createOps is cr's create-if-absent Txn: put the key if absent, else
+// read it; with cr.list, list the directory either way.
+func (c *conn) createOps(cr creation) (cond clientv3.Cmp, then, els []clientv3.Op) {
+	var putOpts []clientv3.OpOption
+	if cr.f&backend.Ephemeral != 0 {
+		putOpts = append(putOpts, clientv3.WithLease(c.lease))
+	}
+	cond = clientv3.Compare(clientv3.CreateRevision(cr.key), "=", 0)
+	then = []clientv3.Op{clientv3.OpPut(cr.key, string(cr.data), putOpts...)}
+	els = []clientv3.Op{clientv3.OpGet(cr.key)}
+	if cr.list {
+		pfx := prefix(cr.dir)
+		then = append(then, clientv3.OpGet(pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
+		els = append(els, clientv3.OpGet(pfx, clientv3.WithPrefix(), clientv3.WithKeysOnly()))
+	}
+	return cond, then, els
+}
+
+// dropReserved gives up a reserved key: deleted (forget) if a try that
+// may have made it was sent, else only freed.
+func (c *conn) dropReserved(ctx context.Context, key string, sent bool) {
+	if sent {
+		c.forget(ctx, key)
+	} else {
+		c.unreserve(key)
+	}
+}
+
+// createdNode is the node a create Txn made, or found made by an earlier
+// try of this call; ok is false when the Txn found the key but read none.
+func (c *conn) createdNode(cr creation, resp *clientv3.TxnResponse, attempt int) (n backend.Node, ok bool, err error) {
+	rev := resp.Header.Revision
+	if resp.Succeeded {
+		n = backend.Node{Path: cr.key, Seq: rev, Token: rev, Version: rev}
+		n.Name = cr.key[len(prefix(cr.dir)):]
+		n.Kind, _ = parseName(n.Name)
+		n.Created = createdOf(n.Name)
+		if cr.f&backend.Ephemeral != 0 {
+			n.Owner = c.id
+		}
+		return n, true, nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return backend.Node{}, false, nil
+	}
+	kv := kvs[0]
+	// An existing key is ours only if an earlier try of this call made
+	// it: a reserved sequential key, or (after a lost reply) a literal key
+	// with our lease and data.
+	ephemeral := cr.f&backend.Ephemeral != 0
+	ours := cr.seq || (attempt > 0 && string(kv.Value) == string(cr.data) &&
+		(!ephemeral || kv.Lease == int64(c.lease)))
+	if !ours {
+		return backend.Node{}, false, fmt.Errorf("%w: %s", baton.ErrExists, cr.key)
+	}
+	if ephemeral && kv.Lease != int64(c.lease) {
+		return backend.Node{}, false, fmt.Errorf("%w: %s belongs to lease %x", baton.ErrExists, cr.key, kv.Lease)
+	}
+	return nodeOf(kv), true, nil
 }
 
 // forget deletes a reserved key whose create failed (it may or may not
