@@ -38,40 +38,58 @@ func enqueue(ctx context.Context, c backend.Conn, dir, kind string, data []byte)
 	return n, kids, nil
 }
 
-// takeTurn queues a node of kind in dir, carrying data, and waits until
-// blocker clears it. With try it never waits: busy says from a listing whether the lock is
-// taken before queuing, and a node that would have to wait is removed;
-// both give ErrLocked. A failed or cancelled wait removes our node.
-func takeTurn(ctx context.Context, a *telemetry.Acquire, c backend.Conn, dir, kind string, data []byte, blocker blockerFunc, try bool, busy func([]backend.Node) bool) (backend.Node, error) {
-	if try {
-		// A contender already in line means the lock is taken: answer
-		// without creating a node.
-		kids, err := c.Children(ctx, dir)
-		if err != nil {
-			return backend.Node{}, err
-		}
-		if busy(kids) {
-			return backend.Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
-		}
+// turn is what a contender queues for: a node of kind in dir, carrying
+// data, that may go ahead once blocker finds nothing before it to wait for.
+type turn struct {
+	dir, kind string
+	data      []byte
+	blocker   blockerFunc
+	// try never waits: busy says from a listing whether the lock is taken
+	// before queuing, and a node that would have to wait is removed; both
+	// give ErrLocked.
+	try  bool
+	busy func([]backend.Node) bool
+}
+
+// takeTurn queues our node for t and waits until its blocker clears it. A
+// failed or cancelled wait removes our node.
+func takeTurn(ctx context.Context, a *telemetry.Acquire, c backend.Conn, t turn) (backend.Node, error) {
+	if t.try {
+		return tryTurn(ctx, a, c, t)
 	}
-	me, kids, err := enqueue(ctx, c, dir, kind, data)
+	me, kids, err := enqueue(ctx, c, t.dir, t.kind, t.data)
 	if err != nil {
 		return backend.Node{}, err
 	}
-	if try {
-		a.Queued(indexOf(kids, me))
-		if i := indexOf(kids, me); i < 0 || blocker(kids, i) >= 0 {
-			removeNode(ctx, c, me)
-			return backend.Node{}, fmt.Errorf("%w: %s", ErrLocked, dir)
-		}
-		return me, nil
-	}
-	if err := waitTurn(ctx, a, c, dir, kids, me, blocker); err != nil {
+	if err := waitTurn(ctx, a, c, t.dir, kids, me, t.blocker); err != nil {
 		removeNode(ctx, c, me)
 		if ctx.Err() != nil {
 			return backend.Node{}, ctx.Err()
 		}
 		return backend.Node{}, err
+	}
+	return me, nil
+}
+
+// tryTurn is takeTurn that never waits.
+func tryTurn(ctx context.Context, a *telemetry.Acquire, c backend.Conn, t turn) (backend.Node, error) {
+	// A contender already in line means the lock is taken: answer without
+	// creating a node.
+	kids, err := c.Children(ctx, t.dir)
+	if err != nil {
+		return backend.Node{}, err
+	}
+	if t.busy(kids) {
+		return backend.Node{}, fmt.Errorf("%w: %s", ErrLocked, t.dir)
+	}
+	me, kids, err := enqueue(ctx, c, t.dir, t.kind, t.data)
+	if err != nil {
+		return backend.Node{}, err
+	}
+	a.Queued(indexOf(kids, me))
+	if i := indexOf(kids, me); i < 0 || t.blocker(kids, i) >= 0 {
+		removeNode(ctx, c, me)
+		return backend.Node{}, fmt.Errorf("%w: %s", ErrLocked, t.dir)
 	}
 	return me, nil
 }

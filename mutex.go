@@ -97,13 +97,16 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	if err := m.s.Err(); err != nil {
 		return nil, err
 	}
-	me, err := takeTurn(ctx, a, m.s.conn, m.name, backend.KindLock, m.nodeData(), prevOfKinds(mutexBlockers...), try, func(kids []backend.Node) bool {
-		for _, k := range kids {
-			if slices.Contains(mutexBlockers, k.Kind) {
-				return true
+	me, err := takeTurn(ctx, a, m.s.conn, turn{
+		dir: m.name, kind: backend.KindLock, data: m.nodeData(), blocker: prevOfKinds(mutexBlockers...),
+		try: try, busy: func(kids []backend.Node) bool {
+			for _, k := range kids {
+				if slices.Contains(mutexBlockers, k.Kind) {
+					return true
+				}
 			}
-		}
-		return false
+			return false
+		},
 	})
 	if err != nil {
 		return nil, err

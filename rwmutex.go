@@ -125,13 +125,16 @@ func (m *RWMutex) acquire(ctx context.Context, write, try bool) (l *Lease, err e
 	if write {
 		kind, blocker = backend.KindWrite, prevOfKinds(backend.KindRead, backend.KindWrite, backend.KindLock)
 	}
-	me, err := takeTurn(ctx, a, m.s.conn, m.name, kind, m.s.nodeData(), blocker, try, func(kids []backend.Node) bool {
-		for _, k := range kids {
-			if k.Path != own && (exclusive(k) || write && k.Kind == backend.KindRead) {
-				return true
+	me, err := takeTurn(ctx, a, m.s.conn, turn{
+		dir: m.name, kind: kind, data: m.s.nodeData(), blocker: blocker,
+		try: try, busy: func(kids []backend.Node) bool {
+			for _, k := range kids {
+				if k.Path != own && (exclusive(k) || write && k.Kind == backend.KindRead) {
+					return true
+				}
 			}
-		}
-		return false
+			return false
+		},
 	})
 	if err != nil {
 		return nil, err

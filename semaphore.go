@@ -118,18 +118,19 @@ func (m *Semaphore) acquireWith(ctx context.Context, try bool, data func() []byt
 	// The acquirers' line: each Acquire queues like a stranger, even
 	// several on one Semaphore. Holding the line's head is only a turn to
 	// look at the leases, so it needs no lease of its own.
-	turn, err := takeTurn(ctx, a, c, m.locksDir(), backend.KindLock, m.s.nodeData(), prevOfKinds(backend.KindLock), try, func(kids []backend.Node) bool {
-		return countKind(kids, backend.KindLock) > 0
+	head, err := takeTurn(ctx, a, c, turn{
+		dir: m.locksDir(), kind: backend.KindLock, data: m.s.nodeData(), blocker: prevOfKinds(backend.KindLock),
+		try: try, busy: func(kids []backend.Node) bool { return countKind(kids, backend.KindLock) > 0 },
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer removeNode(ctx, c, turn)
+	defer removeNode(ctx, c, head)
 
 	if err := checkSemaphoreLayout(ctx, c, m.name); err != nil {
 		return nil, err
 	}
-	if err := m.checkPermits(ctx, c, turn); err != nil {
+	if err := m.checkPermits(ctx, c, head); err != nil {
 		return nil, err
 	}
 	me, kids, err := enqueue(ctx, c, m.leasesDir(), backend.KindLease, data())
