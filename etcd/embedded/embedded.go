@@ -203,10 +203,48 @@ func resolvePort(addr string) (string, error) {
 	return l.Addr().String(), nil
 }
 
+// start starts etcd on s's data dir and ports and returns once it serves.
+// On failure it leaves nothing running.
 func (s *Server) start(ctx context.Context) error {
 	if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("embedded: %w", err)
 	}
+	ec, err := s.etcdConfig(ctx)
+	if err != nil {
+		return err
+	}
+	// etcd's Close waits up to its request timeout (5 s) for open streams
+	// (watches) to end by themselves. Every stream's context is tied to
+	// killAll, so Stop can end them at once, as a crash would.
+	kill, killAll := context.WithCancel(context.Background())
+	ec.GRPCAdditionalServerOptions = []grpc.ServerOption{grpc.ChainStreamInterceptor(killable(kill))}
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		killAll()
+		return fmt.Errorf("embedded: start etcd: %w", err)
+	}
+	if err := s.ready(ctx, e); err != nil {
+		killAll()
+		e.Close()
+		return err
+	}
+	s.client = e.Clients[0].Addr().String()
+	mctx, stopMain := context.WithCancel(context.Background())
+	mainDone := make(chan struct{})
+	if s.cfg.CompactEvery > 0 {
+		go s.maintain(mctx, e, mainDone)
+	} else {
+		close(mainDone)
+	}
+	s.mu.Lock()
+	s.etcd, s.killAll, s.stopMain, s.mainDone = e, killAll, stopMain, mainDone
+	s.mu.Unlock()
+	return nil
+}
+
+// etcdConfig is etcd's configuration of s. A member that joins a running
+// cluster for the first time is added to it here.
+func (s *Server) etcdConfig(ctx context.Context) (*embed.Config, error) {
 	ec := embed.NewConfig()
 	ec.Name = s.cfg.name()
 	ec.Dir = s.cfg.DataDir
@@ -226,61 +264,53 @@ func (s *Server) start(ctx context.Context) error {
 	if len(s.cfg.Join) > 0 && !hasMember(s.cfg.DataDir) {
 		initial, err := join(ctx, s.cfg, ec.AdvertisePeerUrls[0].String())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ec.InitialCluster, ec.ClusterState = initial, embed.ClusterStateFlagExisting
 	}
 	if s.cfg.PeerTLS() {
-		ec.PeerTLSInfo = transport.TLSInfo{
-			CertFile:       s.cfg.PeerCertFile,
-			KeyFile:        s.cfg.PeerKeyFile,
-			TrustedCAFile:  s.cfg.PeerCAFile,
-			ClientCertAuth: s.cfg.PeerCAFile != "",
-		}
-	}
-	if s.cfg.AuthTokenTTL > 0 {
-		ec.AuthTokenTTL = uint((s.cfg.AuthTokenTTL + time.Second - 1) / time.Second)
-	}
-	if s.cfg.QuotaBackendBytes > 0 {
-		ec.QuotaBackendBytes = s.cfg.QuotaBackendBytes
-	}
-	if s.cfg.SnapshotCount > 0 {
-		ec.SnapshotCount = s.cfg.SnapshotCount
+		ec.PeerTLSInfo = tlsInfo(s.cfg.PeerCertFile, s.cfg.PeerKeyFile, s.cfg.PeerCAFile)
 	}
 	if s.cfg.TLS() {
-		ec.ClientTLSInfo = transport.TLSInfo{
-			CertFile:       s.cfg.CertFile,
-			KeyFile:        s.cfg.KeyFile,
-			TrustedCAFile:  s.cfg.ClientCAFile,
-			ClientCertAuth: s.cfg.ClientCAFile != "",
-		}
+		ec.ClientTLSInfo = tlsInfo(s.cfg.CertFile, s.cfg.KeyFile, s.cfg.ClientCAFile)
 	}
-	if s.cfg.Fast {
+	s.cfg.tune(ec)
+	return ec, nil
+}
+
+// tlsInfo is a listener's TLS: with a CA file, it requires certificates
+// signed by one of its CAs.
+func tlsInfo(cert, key, ca string) transport.TLSInfo {
+	return transport.TLSInfo{CertFile: cert, KeyFile: key, TrustedCAFile: ca, ClientCertAuth: ca != ""}
+}
+
+// tune sets what c changes of etcd's defaults besides addresses and TLS.
+func (c Config) tune(ec *embed.Config) {
+	if c.AuthTokenTTL > 0 {
+		ec.AuthTokenTTL = uint((c.AuthTokenTTL + time.Second - 1) / time.Second)
+	}
+	if c.QuotaBackendBytes > 0 {
+		ec.QuotaBackendBytes = c.QuotaBackendBytes
+	}
+	if c.SnapshotCount > 0 {
+		ec.SnapshotCount = c.SnapshotCount
+	}
+	if c.Fast {
 		ec.TickMs = 10
 		ec.ElectionMs = 100
 		ec.UnsafeNoFsync = true
 		ec.BcryptCost = 4 // bcrypt's minimum: password checks in microseconds
 	}
-	// etcd's Close waits up to its request timeout (5 s) for open streams
-	// (watches) to end by themselves. Every stream's context is tied to
-	// killAll, so Stop can end them at once, as a crash would.
-	kill, killAll := context.WithCancel(context.Background())
-	ec.GRPCAdditionalServerOptions = []grpc.ServerOption{grpc.ChainStreamInterceptor(killable(kill))}
-	lg := s.cfg.Logger
+	lg := c.Logger
 	if lg == nil {
 		lg = zap.NewNop()
 	}
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
-	e, err := embed.StartEtcd(ec)
-	if err != nil {
-		killAll()
-		return fmt.Errorf("embedded: start etcd: %w", err)
-	}
-	fail := func(err error) error {
-		killAll()
-		e.Close()
-		return err
-	}
+}
+
+// ready waits until e serves (ReadyTimeout), then turns authentication on
+// if asked.
+func (s *Server) ready(ctx context.Context, e *embed.Etcd) error {
 	wait := readyTimeout
 	if s.cfg.ReadyTimeout != 0 {
 		wait = s.cfg.ReadyTimeout
@@ -293,28 +323,15 @@ func (s *Server) start(ctx context.Context) error {
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		return fail(fmt.Errorf("embedded: etcd failed: %w", err))
+		return fmt.Errorf("embedded: etcd failed: %w", err)
 	case <-t.C:
-		return fail(errors.New("embedded: etcd not ready in time"))
+		return errors.New("embedded: etcd not ready in time")
 	case <-ctx.Done():
-		return fail(ctx.Err())
+		return ctx.Err()
 	}
 	if s.cfg.RootPassword != "" {
-		if err := enableAuth(ctx, e, s.cfg.RootPassword); err != nil {
-			return fail(err)
-		}
+		return enableAuth(ctx, e, s.cfg.RootPassword)
 	}
-	s.client = e.Clients[0].Addr().String()
-	mctx, stopMain := context.WithCancel(context.Background())
-	mainDone := make(chan struct{})
-	if s.cfg.CompactEvery > 0 {
-		go s.maintain(mctx, e, mainDone)
-	} else {
-		close(mainDone)
-	}
-	s.mu.Lock()
-	s.etcd, s.killAll, s.stopMain, s.mainDone = e, killAll, stopMain, mainDone
-	s.mu.Unlock()
 	return nil
 }
 
