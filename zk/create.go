@@ -33,30 +33,8 @@ const cleanupTimeout = 5 * time.Second
 // id: if the connection is lost before their reply, Create does not retry
 // and returns an error saying the outcome is unknown.
 func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, error) {
-	dir, err := topDir(dir, f)
+	nn, err := c.newNode(dir, kind, data, f)
 	if err != nil {
-		return backend.Node{}, err
-	}
-	var name, id string
-	protected := false
-	if f&backend.Sequential != 0 {
-		id = newID()
-		prefix, prot, ok := sequentialName(kind, id)
-		if !ok {
-			return backend.Node{}, fmt.Errorf("%w: no sequential node kind %q", baton.ErrInvalidName, kind)
-		}
-		name, protected = prefix, prot
-		if _, item := curatorItemName(kind); item {
-			data = encodeItem(data)
-		}
-	} else {
-		if err := checkElem(kind); err != nil {
-			return backend.Node{}, err
-		}
-		name = kind
-	}
-	path := c.abs(backend.Join(dir, name))
-	if err := c.checkCreate(path, data, f); err != nil {
 		return backend.Node{}, err
 	}
 	flags := createFlags(f)
@@ -64,52 +42,104 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f back
 		var got string
 		err = c.callThen(ctx, func() error {
 			var e error
-			got, e = c.zc.Create(path, notNull(data), flags, c.acl)
+			got, e = c.zc.Create(nn.path, notNull(nn.data), flags, c.acl)
 			return e
-		}, func(err error) { c.abandonCreate(got, dir, id, err) })
-		switch {
-		case err == nil:
+		}, func(err error) { c.abandonCreate(got, nn.dir, nn.id, err) })
+		if err == nil {
 			n, err := c.created(ctx, got, f)
 			if err != nil {
 				return n, err
 			}
-			return c.verifyCreated(ctx, dir, n)
-		case errors.Is(err, baton.ErrNotFound):
-			if err := c.makeParents(ctx, c.abs(dir)); err != nil {
-				return backend.Node{}, err
-			}
-		case errors.Is(err, errConnLoss):
-			if f&backend.Sequential != 0 && !protected {
-				return backend.Node{}, c.unknown(ctx, "create in "+dir, err)
-			}
-			if err := c.waitUp(ctx); err != nil {
-				return backend.Node{}, err
-			}
-			if protected {
-				n, found, err := c.findProtected(ctx, dir, id)
-				if err != nil {
-					return backend.Node{}, err
-				}
-				if found {
-					return c.verifyCreated(ctx, dir, n)
-				}
-			}
-		case errors.Is(err, baton.ErrExists) && attempt > 0 && f&backend.Ephemeral != 0:
-			// An earlier attempt whose reply was lost may have made it.
-			_, n, gerr := c.Get(ctx, c.rel(path))
-			if gerr == nil && n.Owner == c.ID() {
-				return c.verifyCreated(ctx, dir, n)
-			}
-			return backend.Node{}, err
-		case errors.Is(err, gozk.ErrNoAuth):
-			return backend.Node{}, fmt.Errorf("zk: create in %s: its ACL does not let this session's identity create nodes there; it belongs to another identity (see WithAuth): %w: %w", dir, baton.ErrPermission, gozk.ErrNoAuth)
-		case errors.Is(err, gozk.ErrInvalidACL):
-			return backend.Node{}, fmt.Errorf("zk: create in %s: %w", dir, err)
-		default:
-			return backend.Node{}, err
+			return c.verifyCreated(ctx, nn.dir, n)
+		}
+		if n, settled, err := c.createFailed(ctx, nn, attempt, err); settled {
+			return n, err
 		}
 	}
-	return backend.Node{}, fmt.Errorf("zk: create in %s: gave up after %d attempts: %w", dir, maxCreateAttempts, err)
+	return backend.Node{}, fmt.Errorf("zk: create in %s: gave up after %d attempts: %w", nn.dir, maxCreateAttempts, err)
+}
+
+// newNode is one Create's node: where it goes, what it holds and, for a
+// sequential node, the per-create id that finds it again after a lost
+// reply.
+type newNode struct {
+	dir, path string // path is the server path, before any sequence suffix
+	data      []byte
+	f         backend.Flags
+	id        string
+	protected bool // its name carries id (Curator's protected mode)
+}
+
+func (c *conn) newNode(dir, kind string, data []byte, f backend.Flags) (newNode, error) {
+	dir, err := topDir(dir, f)
+	if err != nil {
+		return newNode{}, err
+	}
+	nn := newNode{dir: dir, data: data, f: f}
+	name := kind
+	if f&backend.Sequential != 0 {
+		nn.id = newID()
+		prefix, prot, ok := sequentialName(kind, nn.id)
+		if !ok {
+			return newNode{}, fmt.Errorf("%w: no sequential node kind %q", baton.ErrInvalidName, kind)
+		}
+		name, nn.protected = prefix, prot
+		if _, item := curatorItemName(kind); item {
+			nn.data = encodeItem(data)
+		}
+	} else if err := checkElem(kind); err != nil {
+		return newNode{}, err
+	}
+	nn.path = c.abs(backend.Join(dir, name))
+	if err := c.checkCreate(nn.path, nn.data, f); err != nil {
+		return newNode{}, err
+	}
+	return nn, nil
+}
+
+// createFailed handles a create try that failed with err: settled says
+// Create returns n and rerr, else it tries again.
+func (c *conn) createFailed(ctx context.Context, nn newNode, attempt int, err error) (n backend.Node, settled bool, rerr error) {
+	switch {
+	case errors.Is(err, baton.ErrNotFound):
+		if err := c.makeParents(ctx, c.abs(nn.dir)); err != nil {
+			return backend.Node{}, true, err
+		}
+		return backend.Node{}, false, nil
+	case errors.Is(err, errConnLoss):
+		if nn.f&backend.Sequential != 0 && !nn.protected {
+			return backend.Node{}, true, c.unknown(ctx, "create in "+nn.dir, err)
+		}
+		if err := c.waitUp(ctx); err != nil {
+			return backend.Node{}, true, err
+		}
+		if !nn.protected {
+			return backend.Node{}, false, nil
+		}
+		n, found, err := c.findProtected(ctx, nn.dir, nn.id)
+		if err != nil {
+			return backend.Node{}, true, err
+		}
+		if found {
+			n, err := c.verifyCreated(ctx, nn.dir, n)
+			return n, true, err
+		}
+		return backend.Node{}, false, nil
+	case errors.Is(err, baton.ErrExists) && attempt > 0 && nn.f&backend.Ephemeral != 0:
+		// An earlier attempt whose reply was lost may have made it.
+		_, n, gerr := c.Get(ctx, c.rel(nn.path))
+		if gerr == nil && n.Owner == c.ID() {
+			n, err := c.verifyCreated(ctx, nn.dir, n)
+			return n, true, err
+		}
+		return backend.Node{}, true, err
+	case errors.Is(err, gozk.ErrNoAuth):
+		return backend.Node{}, true, fmt.Errorf("zk: create in %s: its ACL does not let this session's identity create nodes there; it belongs to another identity (see WithAuth): %w: %w", nn.dir, baton.ErrPermission, gozk.ErrNoAuth)
+	case errors.Is(err, gozk.ErrInvalidACL):
+		return backend.Node{}, true, fmt.Errorf("zk: create in %s: %w", nn.dir, err)
+	default:
+		return backend.Node{}, true, err
+	}
 }
 
 // checkCreate refuses a create whose node path (server path, before any

@@ -104,27 +104,8 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if len(servers) == 0 {
-		return nil, errors.New("zk: no servers given")
-	}
-	for _, srv := range servers {
-		if srv == "" || strings.ContainsAny(srv, "/ ,") {
-			return nil, fmt.Errorf("zk: bad server address %q: want host:port, one per element (a chroot goes in WithChroot)", srv)
-		}
-	}
-	if o.ttl <= 0 {
-		return nil, fmt.Errorf("%w: %v", baton.ErrInvalidTTL, o.ttl)
-	}
-	if err := checkACLOptions(&o); err != nil {
+	if err := checkOpen(servers, &o); err != nil {
 		return nil, err
-	}
-	if o.chroot != "" {
-		if err := checkPath(o.chroot); err != nil {
-			return nil, err
-		}
-		if o.chroot == "/" {
-			o.chroot = ""
-		}
 	}
 	c := &conn{
 		w:       newWire(o.tls, o.wrap, o.ttl),
@@ -155,39 +136,73 @@ func open(ctx context.Context, servers []string, opts ...Option) (*conn, error) 
 	if over {
 		go zc.Close()
 	}
-	select {
-	case <-c.started:
-	case err := <-c.w.fatal:
-		c.abort()
-		return nil, fmt.Errorf("zk: no session from %v: %w", servers, err)
-	case <-ctx.Done():
-		c.abort()
-		if last := c.w.lastError(); last != nil {
-			return nil, fmt.Errorf("zk: no session from %v: %w (last error: %w)", servers, ctx.Err(), last)
-		}
-		return nil, fmt.Errorf("zk: no session from %v: %w", servers, ctx.Err())
-	}
-	if err := c.Err(); err != nil {
+	id, granted, err := c.establish(ctx, servers, o)
+	if err != nil {
 		c.abort()
 		return nil, err
-	}
-	for _, a := range o.auth {
-		err := c.call(ctx, func() error { return c.zc.AddAuth(a.scheme, a.auth) })
-		if err != nil {
-			c.abort()
-			return nil, fmt.Errorf("zk: auth %s: %w", a.scheme, err)
-		}
-	}
-	id, _, granted := c.w.session()
-	if granted > o.ttl {
-		c.abort()
-		return nil, fmt.Errorf("%w: %v is below the server's minimum session timeout %v", baton.ErrInvalidTTL, o.ttl, granted)
 	}
 	c.mu.Lock()
 	c.id, c.ttl = id, granted
 	c.timer = time.AfterFunc(c.limit(), c.watchdog)
 	c.mu.Unlock()
 	return c, nil
+}
+
+// checkOpen checks Open's servers and options, and normalizes the chroot.
+func checkOpen(servers []string, o *options) error {
+	if len(servers) == 0 {
+		return errors.New("zk: no servers given")
+	}
+	for _, srv := range servers {
+		if srv == "" || strings.ContainsAny(srv, "/ ,") {
+			return fmt.Errorf("zk: bad server address %q: want host:port, one per element (a chroot goes in WithChroot)", srv)
+		}
+	}
+	if o.ttl <= 0 {
+		return fmt.Errorf("%w: %v", baton.ErrInvalidTTL, o.ttl)
+	}
+	if err := checkACLOptions(o); err != nil {
+		return err
+	}
+	if o.chroot != "" {
+		if err := checkPath(o.chroot); err != nil {
+			return err
+		}
+		if o.chroot == "/" {
+			o.chroot = ""
+		}
+	}
+	return nil
+}
+
+// establish waits for the first session, adds the credentials to it and
+// returns its id and the session timeout the server granted. On failure
+// the caller aborts c.
+func (c *conn) establish(ctx context.Context, servers []string, o options) (id int64, granted time.Duration, err error) {
+	select {
+	case <-c.started:
+	case err := <-c.w.fatal:
+		return 0, 0, fmt.Errorf("zk: no session from %v: %w", servers, err)
+	case <-ctx.Done():
+		if last := c.w.lastError(); last != nil {
+			return 0, 0, fmt.Errorf("zk: no session from %v: %w (last error: %w)", servers, ctx.Err(), last)
+		}
+		return 0, 0, fmt.Errorf("zk: no session from %v: %w", servers, ctx.Err())
+	}
+	if err := c.Err(); err != nil {
+		return 0, 0, err
+	}
+	for _, a := range o.auth {
+		err := c.call(ctx, func() error { return c.zc.AddAuth(a.scheme, a.auth) })
+		if err != nil {
+			return 0, 0, fmt.Errorf("zk: auth %s: %w", a.scheme, err)
+		}
+	}
+	id, _, granted = c.w.session()
+	if granted > o.ttl {
+		return 0, 0, fmt.Errorf("%w: %v is below the server's minimum session timeout %v", baton.ErrInvalidTTL, o.ttl, granted)
+	}
+	return id, granted, nil
 }
 
 // event follows go-zookeeper's session states. It runs on the client's
