@@ -2,7 +2,9 @@ package baton
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/batonhq/baton/backend"
@@ -25,9 +27,13 @@ import (
 // On one name, a Mutex is a writer to an RWMutex: it waits for the readers
 // and writers queued before it, and they wait for it.
 //
-// A Mutex value is one holder. It is re-entrant: Lock on a Mutex that
-// already holds increments a count and Unlock decrements it. Use one Mutex
-// per holder; a Mutex must not be copied after first use.
+// A Mutex value is one holder, as a sync.Mutex is one lock: goroutines
+// that share it take turns, Lock on a Mutex that holds (or whose lost
+// hold was not yet given back by Unlock) waits for Unlock, and TryLock
+// returns ErrLocked. With the Reentrant option a Mutex counts instead:
+// Lock on a Mutex that holds returns the same lease at once, and only the
+// last of as many Unlocks releases it. A Mutex must not be copied after
+// first use.
 type Mutex struct {
 	s     *Session
 	name  string
@@ -37,9 +43,16 @@ type Mutex struct {
 	delay time.Duration     // the lock-delay; 0: none
 	// revocable: holds watch for a revocation request (Revocable)
 	revocable bool
+	reentrant bool // Reentrant: a Lock while held counts a level
 
 	gate handle.Gate // one call at a time on this handle
 	held nodeHeld
+
+	// Without Reentrant: own is the value's hold, taken by Lock before it
+	// goes to the store and given back by the Unlock that ends that hold;
+	// owner (guarded by gate) is the lease it was taken for.
+	own   owned
+	owner *Lease
 }
 
 // NewMutex returns a mutex on name (a ZooKeeper path, an etcd prefix),
@@ -56,7 +69,8 @@ func NewMutex(s *Session, name string, opts ...MutexOption) *Mutex {
 // Name is the lock's name on the store.
 func (m *Mutex) Name() string { return m.name }
 
-// Lock acquires the lock, waiting in line as long as ctx allows. It returns
+// Lock acquires the lock, waiting in line as long as ctx allows (first,
+// without Reentrant, for this Mutex's own Unlock if it holds). It returns
 // the lease of this acquisition, whose Token is the fencing token and whose
 // Done signals a loss: the session ending, or our node removed by someone
 // else (Err then wraps ErrLost and ErrRevoked).
@@ -69,7 +83,8 @@ func (m *Mutex) Lock(ctx context.Context) (*Lease, error) {
 }
 
 // TryLock acquires the lock only if nobody holds or waits for it, and
-// returns ErrLocked otherwise. It never waits for another holder.
+// returns ErrLocked otherwise (also, without Reentrant, when this Mutex
+// holds). It never waits for another holder.
 func (m *Mutex) TryLock(ctx context.Context) (*Lease, error) {
 	return m.acquire(ctx, true)
 }
@@ -87,10 +102,31 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	if m.bad != nil {
 		return nil, m.bad
 	}
+	if !m.reentrant {
+		if err := m.own.take(ctx, try); err != nil {
+			return nil, err
+		}
+	}
 	if err := m.gate.Enter(ctx); err != nil {
+		if !m.reentrant {
+			m.own.give()
+		}
 		return nil, err
 	}
 	defer m.gate.Leave()
+	l, err = m.lock(ctx, a, try)
+	switch {
+	case m.reentrant:
+	case err != nil:
+		m.own.give()
+	default:
+		m.owner = l
+	}
+	return l, err
+}
+
+// lock is acquire's turn on the store, inside the gate.
+func (m *Mutex) lock(ctx context.Context, a *telemetry.Acquire, try bool) (*Lease, error) {
 	if l, err := reenter(ctx, &m.held); l != nil || err != nil {
 		return l, err
 	}
@@ -143,11 +179,14 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return err
 	}
 	defer m.gate.Leave()
-	if m.delay <= 0 {
-		return release(ctx, &m.held)
-	}
 	return m.held.Release(func(h *nodeHold) (bool, error) {
-		if h.lease.Err() == nil {
+		if h.lease == m.owner {
+			// The hold ends here even if its delete fails (the next Lock
+			// retries it), so the value is free for the next Lock.
+			m.owner = nil
+			defer m.own.give()
+		}
+		if m.delay > 0 && h.lease.Err() == nil {
 			m.unmarkHold(ctx, h.node)
 		}
 		return h.free(ctx)
@@ -156,3 +195,46 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 
 // Held reports whether this handle holds the lock (its lease is live).
 func (m *Mutex) Held() bool { return m.held.Live() }
+
+// Reentrant makes a Mutex count its holds, as it did before it took turns
+// like a sync.Mutex: Lock on a Mutex that holds a live lease returns that
+// lease at once and raises a level, and Unlock lowers it; the last Unlock
+// releases. It suits one holder whose calls nest (a function that locks
+// and calls another that locks the same Mutex), not goroutines sharing a
+// Mutex, which would all be let in at once.
+func Reentrant() MutexOption {
+	return func(m *Mutex) { m.reentrant = true }
+}
+
+// owned is a Mutex value's hold, as a sync.Mutex's state is: one Lock at a
+// time takes it, and the Unlock that ends the hold gives it back. The zero
+// value is free.
+type owned struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+// take waits until the hold is free and takes it; a free hold is taken
+// even when ctx is done. With try it does not wait: a taken hold is
+// ErrLocked.
+func (o *owned) take(ctx context.Context, try bool) error {
+	o.once.Do(func() { o.ch = make(chan struct{}, 1) })
+	select {
+	case o.ch <- struct{}{}:
+		return nil
+	default:
+	}
+	if try {
+		return fmt.Errorf("%w: held by this Mutex", ErrLocked)
+	}
+	select {
+	case o.ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// give gives the hold back.
+func (o *owned) give() { <-o.ch }
+

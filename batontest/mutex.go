@@ -478,7 +478,7 @@ func testMutexReentrant(t *testing.T, h Harness) {
 	ctx := testCtx(t)
 	name := h.Path(t)
 	s := h.Open(t, LoadTTL)
-	m := baton.NewMutex(s, name)
+	m := baton.NewMutex(s, name, baton.Reentrant())
 	l1, err := m.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,8 @@ var suite = []struct {
 	{"Mutex/HerdFree", testMutexHerd},
 	{"Mutex/TryLock", testMutexTryLock},
 	{"Mutex/Reentrant", testMutexReentrant},
+	{"Mutex/SharedByGoroutines", testMutexShared},
+	{"Mutex/SharedWaitsForUnlock", testMutexSharedWaits},
 	{"Mutex/CancelLeavesNothing", testMutexCancel},
 	{"Mutex/CancelAtEveryStep", testMutexCancelAtEveryStep},
 	{"Mutex/CreateReplyLost", testMutexCreateReplyLost},
