@@ -16,9 +16,17 @@ import (
 // and every other one watches only the candidate just before it.
 //
 // On ZooKeeper the nodes follow Apache Curator's LeaderLatch layout
-// (_c_<uuid>-latch-<seq>). On etcd they follow the concurrency package's
-// election layout (NAME/<lease id>), so `etcdctl elect NAME` takes part:
-// lock-kind nodes count as candidates too.
+// (_c_<uuid>-latch-<seq>). On etcd a candidate's key is NAME/latch-<lease>;
+// the keys of `etcdctl elect NAME` (NAME/<lease>, the concurrency
+// package's election layout) count as candidates too, so it takes part.
+//
+// Election or LeaderSelector: both choose one leader and, with Run, take
+// turns leading; they differ in node layout, and so cannot share a name
+// (Campaign refuses a name holding lock-layout candidates). Use Election
+// (Campaign, Proclaim, Resign, Observe; Run for turns) unless the name is
+// shared with peers in the lock layout, Curator's LeaderSelector or
+// kazoo's Election: for those, use LeaderSelector. Election's peers are
+// Curator's LeaderLatch and etcdctl elect.
 //
 // Leadership is confirmed by an ownership check before Campaign returns:
 // our node must still exist in the incarnation we created, owned by our live
@@ -113,7 +121,7 @@ func (e *Election) campaign(ctx context.Context, value []byte, a *telemetry.Acqu
 	if err != nil {
 		return err
 	}
-	if err := checkElectionLayout(e.name, kids); err != nil {
+	if err := checkElectionLayout(c, e.name, kids); err != nil {
 		removeNode(ctx, c, me)
 		return err
 	}
@@ -352,8 +360,10 @@ func (e *Election) follow(ctx context.Context, ch chan<- LeaderEvent) error {
 	}
 }
 
-// Run runs fn while we lead, then campaigns again, until ctx ends: Curator's
-// LeaderSelector with auto-requeue. fn's ctx is cancelled as soon as the
+// Run runs fn while we lead, then campaigns again, until ctx ends: the
+// behaviour of Curator's LeaderSelector with auto-requeue in LeaderLatch's
+// layout (LeaderSelector.Run is the same loop in the lock layout, for
+// peers that use it; see Election). fn's ctx is cancelled as soon as the
 // leadership is lost (session lost or our node gone), with the lease error
 // as its cause. When fn returns, Run resigns, so the next candidate leads.
 //

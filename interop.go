@@ -3,56 +3,43 @@ package baton
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/batonhq/baton/backend"
 )
 
 // Peers whose layouts cannot share a name with baton's recipes are refused
-// loudly (ErrIncompatible) where the recipe can see them; docs/interop.md
-// lists every combination.
+// loudly (ErrIncompatible) where the recipe can see them; the backend that
+// speaks their dialects recognises their nodes (backend.Peers), and
+// docs/interop.md lists every combination.
 
-// checkSemaphoreLayout refuses a semaphore name that holds kazoo
-// Semaphore leases: kazoo keeps its leases as NAME/<uuid hex> and counts
-// every child of NAME as one, while baton and Curator keep theirs under
-// NAME/leases. Neither side would see the other's leases.
+// checkSemaphoreLayout refuses a semaphore name that holds a peer's
+// leases in a layout that baton's semaphore does not count (kazoo's).
 func checkSemaphoreLayout(ctx context.Context, c backend.Conn, name string) error {
+	p, ok := c.(backend.Peers)
+	if !ok {
+		return nil
+	}
 	kids, err := c.Children(ctx, name)
 	if err != nil {
 		return err
 	}
-	for _, k := range kids {
-		if isHex(k.Name, 32) {
-			return fmt.Errorf("%w: %s holds a kazoo Semaphore lease (%s); kazoo's semaphore and baton's do not see each other's leases: use one of them per name", ErrIncompatible, name, k.Name)
-		}
+	if who := p.ForeignSemaphoreLease(kids); who != "" {
+		return fmt.Errorf("%w: %s holds %s: use one of them per name", ErrIncompatible, name, who)
 	}
 	return nil
 }
 
-// checkElectionLayout refuses to campaign beside a lock-layout candidate
-// on ZooKeeper (Curator's "…-lock-<seq>", kazoo's "…__lock__<seq>"):
-// Curator's LeaderSelector and kazoo's Election order only their own lock
-// nodes and ignore "latch-" ones, so they would lead at the same time as
-// a LeaderLatch or baton leader. (etcd's election keys are bare lease ids
-// and mix correctly.)
-func checkElectionLayout(name string, kids []backend.Node) error {
-	for _, k := range kids {
-		if k.Kind == backend.KindLock && (strings.Contains(k.Name, "-lock-") || strings.Contains(k.Name, "__lock__")) {
-			return fmt.Errorf("%w: %s has a lock-layout candidate %s (Curator's LeaderSelector or kazoo's Election), which would lead beside a LeaderLatch or baton leader", ErrIncompatible, name, k.Name)
-		}
+// checkElectionLayout refuses to campaign beside a candidate that orders
+// only lock nodes (Curator's LeaderSelector, kazoo's Election) and would
+// lead beside a LeaderLatch or baton leader. (etcd's election keys are bare
+// lease ids and mix correctly.)
+func checkElectionLayout(c backend.Conn, name string, kids []backend.Node) error {
+	p, ok := c.(backend.Peers)
+	if !ok {
+		return nil
+	}
+	if who := p.ForeignCandidate(kids); who != "" {
+		return fmt.Errorf("%w: %s has %s, which would lead beside a LeaderLatch or baton leader", ErrIncompatible, name, who)
 	}
 	return nil
-}
-
-// isHex reports whether s is n lowercase hex digits.
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !('0' <= s[i] && s[i] <= '9' || 'a' <= s[i] && s[i] <= 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -237,4 +237,3 @@ func (o *owned) take(ctx context.Context, try bool) error {
 
 // give gives the hold back.
 func (o *owned) give() { <-o.ch }
-

@@ -14,9 +14,15 @@ import (
 // leadership ends. Curator's LeaderSelector and kazoo's Election on the
 // same path take part in the same election.
 //
-// Unlike Election (LeaderLatch's layout), leadership here is something
-// you are given to do work: fn runs while we lead, and the leadership ends
-// when fn returns. Observe and Leader are Election's on the same name:
+// Election or LeaderSelector: both take turns leading with Run, and
+// cannot share a name. Use LeaderSelector when the name is shared with
+// Curator's LeaderSelector or kazoo's Election (the lock layout), or when
+// each turn is a piece of work handed to fn with its lease; otherwise
+// Election (LeaderLatch's layout, with Campaign, Proclaim and Resign).
+//
+// Leadership here is something you are given to do work: fn runs while we
+// lead, and the leadership ends when fn returns. Observe and Leader are
+// Election's on the same name:
 // they read lock-layout candidates too, and Observe reports "no leader"
 // (an event without a Node) as soon as the leader's node goes.
 //
@@ -81,7 +87,8 @@ func (l *LeaderSelector) Lead(ctx context.Context, fn func(ctx context.Context, 
 // Run is Curator's LeaderSelector with autoRequeue: it runs Lead again and
 // again, campaigning anew after every turn, whether fn returned or the
 // leadership was lost (our node deleted), until ctx ends. Each turn joins
-// the back of the line, so the candidates take turns.
+// the back of the line, so the candidates take turns. Election.Run is the
+// same loop in LeaderLatch's layout; see LeaderSelector for which to use.
 //
 // Run returns ctx.Err() when ctx ends, fn's error when fn fails while still
 // leading, and the session's error once the session is gone (a new session
