@@ -131,6 +131,10 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f back
 		return backend.Node{}, err
 	}
 	n, err := c.st.put(dir, kind, data, f, c.id, uid)
+	var me backend.Node // read under the lock: a Commit may write n after it
+	if err == nil {
+		me = n.public()
+	}
 	dropped := false
 	if err == nil && c.dropCreates > 0 {
 		c.dropCreates--
@@ -141,7 +145,7 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f back
 		return backend.Node{}, err
 	}
 	if !dropped {
-		return n.public(), nil
+		return me, nil
 	}
 	// The reply was lost. Find the node again by the attempt's unique id
 	// (ZooKeeper's protected mode) and make sure it is ours.
