@@ -16,12 +16,14 @@ type options struct {
 	ident *baton.Identity // WithIdentity's, or nil
 }
 
-// WithTTL sets how long the lock outlives a holder that stops renewing it
-// (default baton.DefaultTTL, 10s). The holder renews every ttl/3 and is
-// told it lost the lock when validity runs out unconfirmed. A ttl under
-// MinTTL makes Lock and TryLock fail with an error wrapping
-// baton.ErrInvalidTTL, as zk and etcd refuse a session TTL below their
-// minimum.
+// WithTTL sets the TTL: how long a holder that goes silent (crashed, cut
+// off, paused) keeps its locks before the store gives them to others. On
+// Redis, which has no sessions, it is the lock's own (default
+// baton.DefaultTTL, 10s), where zk's and etcd's is their session's. The
+// holder renews every ttl/3 and is told it lost the lock when validity
+// runs out unconfirmed. A ttl under MinTTL makes Lock and TryLock fail
+// with an error wrapping baton.ErrInvalidTTL, as zk and etcd refuse a
+// session TTL below their minimum.
 func WithTTL(ttl time.Duration) Option {
 	return func(o *options) { o.ttl = ttl }
 }

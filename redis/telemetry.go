@@ -12,8 +12,8 @@ import (
 )
 
 // WithTelemetry makes the lock report metrics and spans to t (see
-// baton.Telemetry), with backend "redis" (Mutex) or "redlock" (Redlock)
-// and recipe "mutex". Each renewal confirmed is a baton.session.renew.slack
+// baton.Telemetry); without it nothing is reported. It reports with
+// backend "redis" (Mutex) or "redlock" (Redlock) and recipe "mutex". Each renewal confirmed is a baton.session.renew.slack
 // measurement (the time left of the lock's validity); a lease that ends
 // because no renewal was confirmed in time is lost with reason
 // renew_failed, one whose key no longer holds our value is revoked
