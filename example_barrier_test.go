@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -13,7 +12,7 @@ import (
 func ExampleBarrier() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	b := baton.NewBarrier(s, "/barriers/deploy")
@@ -42,7 +41,7 @@ func ExampleDoubleBarrier() {
 	var mu sync.Mutex
 	entered, left := 0, 0
 	for range workers {
-		s, _ := store.Open(ctx, 10*time.Second)
+		s, _ := store.Open(ctx)
 		defer s.Close(ctx)
 		wg.Add(1)
 		go func() {

@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -12,7 +11,7 @@ import (
 func ExampleSharedCount() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	c := baton.NewSharedCount(s, "/config/workers", 3) // 3 until first set
@@ -30,7 +29,7 @@ func ExampleSharedCount() {
 func ExampleAtomicLong() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	hits := baton.NewAtomicLong(s, "/stats/hits", baton.PromotedToLock("/stats/hits-lock"))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -13,8 +12,8 @@ import (
 func ExampleElection_Campaign() {
 	ctx := context.Background()
 	store := memory.New()
-	a, _ := store.Open(ctx, 10*time.Second)
-	b, _ := store.Open(ctx, 10*time.Second)
+	a, _ := store.Open(ctx)
+	b, _ := store.Open(ctx)
 	defer a.Close(ctx)
 	defer b.Close(ctx)
 
@@ -47,7 +46,7 @@ func ExampleElection_Campaign() {
 func ExampleElection_Run() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	// Run the scheduler only while leader; its ctx is cancelled if the
@@ -67,7 +66,7 @@ func ExampleElection_Observe() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	e := baton.NewElection(s, "/election/scheduler")

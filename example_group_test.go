@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -12,7 +11,7 @@ import (
 func ExampleGroupMember() {
 	ctx := context.Background()
 	store := memory.New()
-	open := func(ctx context.Context) (*baton.Session, error) { return store.Open(ctx, 10*time.Second) }
+	open := func(ctx context.Context) (*baton.Session, error) { return store.Open(ctx) }
 
 	// Join the group as "worker-1" while ctx lasts; after a session loss
 	// the member joins again on a new session.

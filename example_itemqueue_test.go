@@ -11,7 +11,7 @@ import (
 
 func ExamplePriorityQueue() {
 	ctx := context.Background()
-	s, _ := memory.New().Open(ctx, 10*time.Second)
+	s, _ := memory.New().Open(ctx)
 	defer s.Close(ctx)
 
 	q := baton.NewPriorityQueue(s, "/jobs/urgent-first")
@@ -31,7 +31,7 @@ func ExamplePriorityQueue() {
 
 func ExampleDelayQueue() {
 	ctx := context.Background()
-	s, _ := memory.New().Open(ctx, 10*time.Second)
+	s, _ := memory.New().Open(ctx)
 	defer s.Close(ctx)
 
 	q := baton.NewDelayQueue(s, "/jobs/retry")

@@ -17,7 +17,7 @@ import (
 func ExampleLease_Valid() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 3*time.Second) // Jeopardy 600 ms before the deadline
+	s, _ := store.Open(ctx, memory.WithTTL(3*time.Second)) // Jeopardy 600 ms before the deadline
 	defer s.Close(ctx)
 
 	lease, err := baton.NewMutex(s, "/locks/report").Lock(ctx)

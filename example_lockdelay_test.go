@@ -12,8 +12,8 @@ import (
 func ExampleLockDelay() {
 	ctx := context.Background()
 	store := memory.New()
-	a, _ := store.Open(ctx, 10*time.Second)
-	b, _ := store.Open(ctx, 10*time.Second)
+	a, _ := store.Open(ctx)
+	b, _ := store.Open(ctx)
 	defer b.Close(ctx)
 
 	const delay = 200 * time.Millisecond

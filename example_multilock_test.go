@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -13,7 +12,7 @@ import (
 func ExampleMultiLock() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	// Given in any order, taken in one global order: two multi-locks over
@@ -39,9 +38,9 @@ func ExampleMultiLock() {
 func ExampleMultiLock_TryLock() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
-	other, _ := store.Open(ctx, 10*time.Second)
+	other, _ := store.Open(ctx)
 	defer other.Close(ctx)
 
 	bob := baton.NewMutex(other, "/accounts/bob")

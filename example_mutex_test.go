@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -12,7 +11,7 @@ import (
 func ExampleSession() {
 	ctx := context.Background()
 	store := memory.New() // zk.Open or etcd.Open for a real store
-	s, err := store.Open(ctx, 10*time.Second)
+	s, err := store.Open(ctx)
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +29,7 @@ func ExampleSession() {
 func ExampleMutex_Lock() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	m := baton.NewMutex(s, "/locks/nightly-report")
@@ -57,8 +56,8 @@ func ExampleMutex_Lock() {
 func ExampleMutex_TryLock() {
 	ctx := context.Background()
 	store := memory.New()
-	a, _ := store.Open(ctx, 10*time.Second)
-	b, _ := store.Open(ctx, 10*time.Second)
+	a, _ := store.Open(ctx)
+	b, _ := store.Open(ctx)
 	defer a.Close(ctx)
 	defer b.Close(ctx)
 

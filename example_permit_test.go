@@ -13,9 +13,9 @@ import (
 func ExamplePermitSemaphore() {
 	ctx := context.Background()
 	store := memory.New()
-	worker, _ := store.Open(ctx, 10*time.Second)
+	worker, _ := store.Open(ctx)
 	defer worker.Close(ctx)
-	admin, _ := store.Open(ctx, 10*time.Second)
+	admin, _ := store.Open(ctx)
 	defer admin.Close(ctx)
 
 	// Two permits; this one ends by itself after 50 ms unless extended.

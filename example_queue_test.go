@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -12,7 +11,7 @@ import (
 func ExampleQueue() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	q := baton.NewQueue(s, "/queues/jobs")
@@ -40,8 +39,8 @@ func ExampleQueue() {
 func ExampleReliableQueue() {
 	ctx := context.Background()
 	store := memory.New()
-	worker, _ := store.Open(ctx, 10*time.Second)
-	other, _ := store.Open(ctx, 10*time.Second)
+	worker, _ := store.Open(ctx)
+	other, _ := store.Open(ctx)
 	defer other.Close(ctx)
 
 	q := baton.NewReliableQueue(worker, "/queues/emails")

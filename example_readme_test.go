@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -15,7 +14,7 @@ import (
 func Example() {
 	// README:
 	ctx := context.Background()
-	s, err := memory.New().Open(ctx, 10*time.Second) // or zk.Open(ctx, servers), etcd.Open(ctx, endpoints)
+	s, err := memory.New().Open(ctx) // or zk.Open(ctx, servers), etcd.Open(ctx, endpoints)
 	if err != nil {
 		panic(err)
 	}

@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -12,9 +11,9 @@ import (
 func ExampleRevocable() {
 	ctx := context.Background()
 	store := memory.New()
-	holder, _ := store.Open(ctx, 10*time.Second)
+	holder, _ := store.Open(ctx)
 	defer holder.Close(ctx)
-	operator, _ := store.Open(ctx, 10*time.Second)
+	operator, _ := store.Open(ctx)
 	defer operator.Close(ctx)
 
 	m := baton.NewMutex(holder, "/locks/report", baton.Revocable())

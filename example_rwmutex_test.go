@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -13,8 +12,8 @@ import (
 func ExampleRWMutex() {
 	ctx := context.Background()
 	store := memory.New()
-	a, _ := store.Open(ctx, 10*time.Second)
-	b, _ := store.Open(ctx, 10*time.Second)
+	a, _ := store.Open(ctx)
+	b, _ := store.Open(ctx)
 	defer a.Close(ctx)
 	defer b.Close(ctx)
 

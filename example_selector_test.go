@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/memory"
@@ -12,7 +11,7 @@ import (
 func ExampleLeaderSelector_Run() {
 	ctx := context.Background()
 	store := memory.New()
-	s, _ := store.Open(ctx, 10*time.Second)
+	s, _ := store.Open(ctx)
 	defer s.Close(ctx)
 
 	sel := baton.NewLeaderSelector(s, "/services/reporter", []byte("host-1"))

@@ -34,7 +34,7 @@ func TestIdentityRoundTrip(t *testing.T) {
 // the session's identity.
 func TestIdentityInNodes(t *testing.T) {
 	ctx := context.Background()
-	s0, err := memory.New().Open(ctx, 10*time.Second)
+	s0, err := memory.New().Open(ctx, memory.WithTTL(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

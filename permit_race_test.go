@@ -58,7 +58,7 @@ func permitRace(t *testing.T, ctx context.Context, ttl time.Duration) (hc *hooke
 	st := memory.New()
 	var ss []*baton.Session
 	for range 2 {
-		s, err := st.Open(ctx, 10*time.Second)
+		s, err := st.Open(ctx, memory.WithTTL(10*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func permitRace(t *testing.T, ctx context.Context, ttl time.Duration) (hc *hooke
 		ss = append(ss, s)
 	}
 	hc = &hookedConn{Conn: ss[0].Conn()}
-	holder = baton.NewPermitSemaphore(baton.NewSession(hc), "/race", 1)
+	holder = baton.NewPermitSemaphore(baton.NewSession(hc, baton.Telemetry{}), "/race", 1)
 	pm, err := holder.Acquire(ctx, ttl)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestPermitExtendAfterExpiryMark(t *testing.T) {
 	// The admin's read of the permit returns only once the holder has
 	// ended it; the holder's delete waits for the admin's Extend.
 	ac := &hookedConn{Conn: as.Conn(), path: hc.path}
-	admin := baton.NewPermitSemaphore(baton.NewSession(ac), "/race", 1)
+	admin := baton.NewPermitSemaphore(baton.NewSession(ac, baton.Telemetry{}), "/race", 1)
 	extended := make(chan error, 1)
 	ac.onGet = func() { <-pm.Lease.Done() }
 	hc.mu.Lock()

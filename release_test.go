@@ -80,7 +80,7 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 			defer cancel()
 			st := memory.New()
 			open := func() *baton.Session {
-				s, err := st.Open(ctx, 10*time.Second)
+				s, err := st.Open(ctx, memory.WithTTL(10*time.Second))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,7 +89,7 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 			}
 			a, b := open(), open()
 			flaky := &flakyDeletes{Conn: a.Conn()}
-			holder := mk(baton.NewSession(flaky), "/retry")
+			holder := mk(baton.NewSession(flaky, baton.Telemetry{}), "/retry")
 			other := mk(b, "/retry")
 			l, err := holder.take(ctx)
 			if err != nil {

@@ -27,18 +27,20 @@ type Session struct {
 	tel   *telemetry.T // nil: no telemetry
 }
 
-// NewSession wraps a backend connection. It does no I/O. Its recipes write
-// DefaultIdentity into their nodes; see WithIdentity. With WithTelemetry,
-// the session and its recipes report metrics and spans.
-func NewSession(c backend.Conn, opts ...SessionOption) *Session {
-	var o sessionOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return &Session{conn: c, ident: DefaultIdentity(), tel: newTelemetry(c, o.tel)}
+// NewSession wraps a backend's connection, as database/sql's OpenDB wraps
+// a driver.Connector: it is how a backend's Open (zk.Open, etcd.Open,
+// memory's Store.Open) makes the Session it returns, and how a backend of
+// one's own (package backend) makes one. It does no I/O. The session and
+// its recipes report metrics and spans to t (the zero Telemetry: none),
+// which is what a backend's WithTelemetry option gives it. Its recipes
+// write DefaultIdentity into their nodes; see WithIdentity.
+func NewSession(c backend.Conn, t Telemetry) *Session {
+	return &Session{conn: c, ident: DefaultIdentity(), tel: newTelemetry(c, t)}
 }
 
-// Conn returns the backend connection under the session.
+// Conn returns the backend connection under the session: the store
+// primitives of package backend, for a backend's own tools and tests. The
+// recipes need nothing from it.
 func (s *Session) Conn() backend.Conn { return s.conn }
 
 // ID is the session's id as the store shows it.

@@ -65,18 +65,6 @@ func NewHealth(tolerance time.Duration) *Health { return telemetry.NewHealth(tol
 // "orders/#" and "worker-17" "worker-#"; "nightly-report" stays as it is.
 func DefaultNameLabel(name string) string { return telemetry.DefaultNameLabel(name) }
 
-// SessionOption configures NewSession.
-type SessionOption func(*sessionOptions)
-
-type sessionOptions struct {
-	tel Telemetry
-}
-
-// WithTelemetry makes the session and every recipe on it report to t.
-func WithTelemetry(t Telemetry) SessionOption {
-	return func(o *sessionOptions) { o.tel = t }
-}
-
 func newTelemetry(c backend.Conn, t Telemetry) *telemetry.T {
 	kind := "unknown"
 	if b, ok := c.(backend.Backender); ok {

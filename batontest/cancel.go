@@ -80,9 +80,9 @@ func (c stepLister) CreateAndList(ctx context.Context, dir, kind string, data []
 func withStep(s *baton.Session, step string, hook func()) *baton.Session {
 	sc := &stepConn{Conn: s.Conn(), step: step, hook: hook}
 	if _, ok := s.Conn().(backend.CreateLister); ok {
-		return baton.NewSession(stepLister{sc})
+		return baton.NewSession(stepLister{sc}, baton.Telemetry{})
 	}
-	return baton.NewSession(sc)
+	return baton.NewSession(sc, baton.Telemetry{})
 }
 
 // acquirer is one recipe's acquire and release, on a session, for the

@@ -150,9 +150,9 @@ func testLockDelayMarkerFails(t *testing.T, h Harness) {
 	name := h.Path(t)
 	ss := sessions(t, h, 2)
 	fc := &markFaultConn{Conn: ss[0].Conn()}
-	faulty := baton.NewSession(fc)
+	faulty := baton.NewSession(fc, baton.Telemetry{})
 	if _, ok := fc.Conn.(backend.CreateLister); ok {
-		faulty = baton.NewSession(markFaultLister{fc})
+		faulty = baton.NewSession(markFaultLister{fc}, baton.Telemetry{})
 	}
 	if _, err := baton.NewMutex(faulty, name, baton.LockDelay(time.Hour)).Lock(ctx); !errors.Is(err, errInjected) {
 		t.Fatalf("Lock with a failing marker returned %v, want the injected failure", err)

@@ -88,7 +88,7 @@ func cancelAfterSend(t *testing.T, h Harness, tk taker) {
 	}
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	late := baton.NewSession(&lateReplyConn{Conn: ss[1].Conn(), hook: cancel})
+	late := baton.NewSession(&lateReplyConn{Conn: ss[1].Conn(), hook: cancel}, baton.Telemetry{})
 	v, err := tk.take(tctx, late, name, false)
 	switch {
 	case err == nil:

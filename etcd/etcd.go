@@ -34,10 +34,12 @@ type options struct {
 	telemetry      baton.Telemetry
 }
 
-// WithTTL sets the session (lease) TTL. etcd counts TTLs in whole seconds:
+// WithTTL sets the TTL: how long a holder that goes silent (crashed, cut
+// off, paused) keeps its locks before the store gives them to others. On
+// etcd it is the session's lease TTL, shared by every recipe on the
+// session (default baton.DefaultTTL). etcd counts TTLs in whole seconds:
 // a fractional TTL is rounded up; a TTL under one second, or under the
-// server's minimum lease TTL, makes Open fail with ErrInvalidTTL. The
-// default is baton.DefaultTTL.
+// server's minimum lease TTL, makes Open fail with baton.ErrInvalidTTL.
 func WithTTL(ttl time.Duration) Option { return func(o *options) { o.ttl = ttl } }
 
 // WithClient makes the session use an existing client instead of dialing
@@ -70,7 +72,7 @@ func Open(ctx context.Context, endpoints []string, opts ...Option) (*baton.Sessi
 	if err != nil {
 		return nil, err
 	}
-	return baton.NewSession(c, baton.WithTelemetry(c.tel)), nil
+	return baton.NewSession(c, c.tel), nil
 }
 
 // conn implements baton.Conn on one etcd lease.

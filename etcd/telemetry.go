@@ -6,7 +6,7 @@ import (
 )
 
 // WithTelemetry makes the session and its recipes report metrics and
-// spans to t (see baton.Telemetry). Each acknowledged keepalive is a
+// spans to t (see baton.Telemetry); without it nothing is reported. Each acknowledged keepalive is a
 // baton.session.renew.slack measurement.
 func WithTelemetry(t baton.Telemetry) Option { return func(o *options) { o.telemetry = t } }
 

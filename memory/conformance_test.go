@@ -20,7 +20,7 @@ func harness(st *memory.Store) batontest.Harness {
 			if ttl == 0 {
 				ttl = time.Second
 			}
-			s, err := st.Open(context.Background(), ttl)
+			s, err := st.Open(context.Background(), memory.WithTTL(ttl))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func TestConn(t *testing.T) {
 func TestTopLevelNames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := memory.New().Open(ctx, time.Second)
+	s, err := memory.New().Open(ctx, memory.WithTTL(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestDelayedWatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const clients = 5
-	holder, err := st.Open(ctx, 10*time.Second)
+	holder, err := st.Open(ctx, memory.WithTTL(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestDelayedWatches(t *testing.T) {
 	order := make(chan int, clients)
 	var wg sync.WaitGroup
 	for i := range clients {
-		s, err := st.Open(ctx, 10*time.Second)
+		s, err := st.Open(ctx, memory.WithTTL(10*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,15 +72,16 @@ func New() *Store {
 	}
 }
 
-// Open starts a session with the given TTL (0 means baton.DefaultTTL).
-// Options (baton.WithTelemetry) configure the session.
-func (s *Store) Open(ctx context.Context, ttl time.Duration, opts ...baton.SessionOption) (*baton.Session, error) {
+// Open starts a session (WithTTL, WithTelemetry).
+func (s *Store) Open(ctx context.Context, opts ...Option) (*baton.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if ttl == 0 {
-		ttl = baton.DefaultTTL
+	o := options{ttl: baton.DefaultTTL}
+	for _, opt := range opts {
+		opt(&o)
 	}
+	ttl := o.ttl
 	if ttl < MinTTL {
 		return nil, fmt.Errorf("%w: %v is below the memory store's minimum %v", baton.ErrInvalidTTL, ttl, MinTTL)
 	}
@@ -90,7 +91,7 @@ func (s *Store) Open(ctx context.Context, ttl time.Duration, opts ...baton.Sessi
 	close(c.heal)
 	s.sessions[c.id] = c
 	s.mu.Unlock()
-	return baton.NewSession(c, opts...), nil
+	return baton.NewSession(c, o.telemetry), nil
 }
 
 // WatchFires is the number of watch notifications the store has sent, less

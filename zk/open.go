@@ -38,9 +38,12 @@ type authInfo struct {
 	auth   []byte
 }
 
-// WithTTL sets the session timeout requested from the server (default
-// baton.DefaultTTL). The server may grant less (its maxSessionTimeout);
-// a TTL below its minimum makes Open fail with baton.ErrInvalidTTL.
+// WithTTL sets the TTL: how long a holder that goes silent (crashed, cut
+// off, paused) keeps its locks before the store gives them to others. On
+// ZooKeeper it is the session timeout requested from the server, shared
+// by every recipe on the session (default baton.DefaultTTL). The server
+// may grant less (its maxSessionTimeout); a TTL below its minimum makes
+// Open fail with baton.ErrInvalidTTL.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
 // WithChroot roots every path under prefix (e.g. "/apps/x"), as a
@@ -65,7 +68,7 @@ func Open(ctx context.Context, servers []string, opts ...Option) (*baton.Session
 	if err != nil {
 		return nil, err
 	}
-	return baton.NewSession(c, baton.WithTelemetry(c.tel)), nil
+	return baton.NewSession(c, c.tel), nil
 }
 
 type nopLogger struct{}

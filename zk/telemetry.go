@@ -8,7 +8,8 @@ import (
 )
 
 // WithTelemetry makes the session and its recipes report metrics and
-// spans to t (see baton.Telemetry). Renewals are the server's replies: each
+// spans to t (see baton.Telemetry); without it nothing is reported.
+// Renewals are the server's replies: each
 // one that advances the last confirmed contact is a baton.session.renew.slack
 // measurement.
 func WithTelemetry(t baton.Telemetry) Option { return func(o *options) { o.telemetry = t } }

@@ -26,7 +26,7 @@ func (c *getCounter) Get(ctx context.Context, path string) ([]byte, backend.Node
 // that left.
 func TestLineReadsEachNodeOnce(t *testing.T) {
 	ctx := context.Background()
-	s, err := memory.New().Open(ctx, 0)
+	s, err := memory.New().Open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

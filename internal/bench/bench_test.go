@@ -15,7 +15,7 @@ import (
 func memTarget() Target {
 	st := memory.New()
 	return Target{Impl: "baton", Store: "memory", Factory: SessionFactory(func(ctx context.Context) (*baton.Session, error) {
-		return st.Open(ctx, 0)
+		return st.Open(ctx)
 	})}
 }
 

@@ -32,7 +32,11 @@ func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
 	floorT = Target{Impl: "floor", Store: label}
 	if u.Scheme == "memory" {
 		st := memory.New()
-		batonT.Factory = SessionFactory(func(ctx context.Context) (*baton.Session, error) { return st.Open(ctx, o.TTL) })
+		var opts []memory.Option
+		if o.TTL != 0 {
+			opts = append(opts, memory.WithTTL(o.TTL))
+		}
+		batonT.Factory = SessionFactory(func(ctx context.Context) (*baton.Session, error) { return st.Open(ctx, opts...) })
 		floorT.Factory = batonT.Factory // the memory store has no client below baton's
 		return batonT, floorT, nil
 	}

@@ -60,7 +60,7 @@ func TelemetryCost(ctx context.Context, t Target, cfg Config, arms []TelemetryAr
 	conn := sc.s.Conn()
 	locks := make([]*baton.Mutex, len(arms))
 	for i, arm := range arms {
-		s := baton.NewSession(conn, baton.WithTelemetry(arm.Telemetry))
+		s := baton.NewSession(conn, arm.Telemetry)
 		locks[i] = baton.NewMutex(s, fmt.Sprintf("%s-%s", cfg.Name, arm.Name))
 		for range 20 { // warm up
 			if err := cycleOnce(ctx, locks[i]); err != nil {

@@ -98,14 +98,14 @@ func deleteAs(admin *baton.Session) func(t *testing.T, n backend.Node) {
 
 func memoryStore(t *testing.T) store {
 	st := memory.New()
-	admin, err := st.Open(context.Background(), ttl)
+	admin, err := st.Open(context.Background(), memory.WithTTL(ttl))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return store{
 		name: "memory",
 		open: func(t *testing.T, tel baton.Telemetry) *baton.Session {
-			s, err := st.Open(context.Background(), ttl, baton.WithTelemetry(tel))
+			s, err := st.Open(context.Background(), memory.WithTTL(ttl), memory.WithTelemetry(tel))
 			if err != nil {
 				t.Fatal(err)
 			}
