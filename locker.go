@@ -9,7 +9,10 @@ import "context"
 //
 // A Locker value is one holder. Lock waits in line as long as ctx allows
 // and returns the Lease of the acquisition; if ctx ends first nothing is
-// left held and ctx.Err() is returned. TryLock never waits for another
+// left held and ctx.Err() is returned. A second Lock on a value that
+// holds does what its type says: a Mutex waits for Unlock, as a
+// sync.Mutex does, unless made Reentrant; an RWMutex, redis.Mutex and
+// redis.Redlock count levels; a MultiLock returns ErrLocked. TryLock never waits for another
 // holder: it returns an error wrapping ErrLocked when the lock is taken.
 // Unlock releases the hold even when ctx is already done, and returns
 // ErrNotHeld without one, or an error wrapping ErrLost after a loss.
