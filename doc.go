@@ -42,8 +42,10 @@
 // A backend is a Conn of package backend, the store primitives the
 // recipes are written against, as database/sql's drivers implement
 // database/sql/driver. NewSession wraps one, as sql.OpenDB wraps a
-// driver.Connector: a backend's Open calls it, and a user of the recipes
-// never needs package backend. On ZooKeeper the node layouts are Apache
+// driver.Connector: a backend's Open calls it. A user of the recipes
+// neither implements nor calls package backend; it only meets its Node,
+// the description of a node that Election.Leader, LeaderEvent and a few
+// others return. On ZooKeeper the node layouts are Apache
 // Curator's, on etcd those of etcd's concurrency package, so baton
 // interoperates with Curator, kazoo, go-zookeeper and etcdctl on the same
 // names.
