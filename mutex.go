@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/batonhq/baton/backend"
@@ -48,10 +47,11 @@ type Mutex struct {
 	gate handle.Gate // one call at a time on this handle
 	held nodeHeld
 
-	// Without Reentrant: own is the value's hold, taken by Lock before it
-	// goes to the store and given back by the Unlock that ends that hold;
-	// owner (guarded by gate) is the lease it was taken for.
-	own   owned
+	// Without Reentrant: own is the value's hold, as a sync.Mutex's state
+	// is, taken by Lock before it goes to the store and given back by the
+	// Unlock that ends that hold; owner (guarded by gate) is the lease it
+	// was taken for, so that a retried Unlock does not give it twice.
+	own   handle.Gate
 	owner *Lease
 }
 
@@ -103,13 +103,13 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 		return nil, m.bad
 	}
 	if !m.reentrant {
-		if err := m.own.take(ctx, try); err != nil {
+		if err := m.enter(ctx, try); err != nil {
 			return nil, err
 		}
 	}
 	if err := m.gate.Enter(ctx); err != nil {
 		if !m.reentrant {
-			m.own.give()
+			m.own.Leave()
 		}
 		return nil, err
 	}
@@ -118,11 +118,23 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	switch {
 	case m.reentrant:
 	case err != nil:
-		m.own.give()
+		m.own.Leave()
 	default:
 		m.owner = l
 	}
 	return l, err
+}
+
+// enter takes the value's hold, waiting for the Unlock of the hold before
+// unless try; a taken hold is ErrLocked then.
+func (m *Mutex) enter(ctx context.Context, try bool) error {
+	if !try {
+		return m.own.Enter(ctx)
+	}
+	if !m.own.TryEnter() {
+		return fmt.Errorf("%w: %s is held by this Mutex", ErrLocked, m.name)
+	}
+	return nil
 }
 
 // lock is acquire's turn on the store, inside the gate.
@@ -165,8 +177,9 @@ func (m *Mutex) nodeData() []byte {
 	return m.s.nodeData()
 }
 
-// Unlock releases one level of the lock. The last level ends the lease and
-// deletes our node (that incarnation only: never another holder's), even
+// Unlock releases the hold (with Reentrant, one level of it; the last
+// level releases), and the next Lock on this Mutex may go. Releasing ends
+// the lease and deletes our node (that incarnation only: never another holder's), even
 // when ctx is already done: the delete runs detached from ctx, bounded by
 // the session TTL. If the delete fails while the session lives, Unlock
 // returns its error and goes on deleting the node in the background until
@@ -184,7 +197,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 			// The hold ends here even if its delete fails (the next Lock
 			// retries it), so the value is free for the next Lock.
 			m.owner = nil
-			defer m.own.give()
+			defer m.own.Leave()
 		}
 		if m.delay > 0 && h.lease.Err() == nil {
 			m.unmarkHold(ctx, h.node)
@@ -196,44 +209,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // Held reports whether this handle holds the lock (its lease is live).
 func (m *Mutex) Held() bool { return m.held.Live() }
 
-// Reentrant makes a Mutex count its holds, as it did before it took turns
-// like a sync.Mutex: Lock on a Mutex that holds a live lease returns that
-// lease at once and raises a level, and Unlock lowers it; the last Unlock
-// releases. It suits one holder whose calls nest (a function that locks
+// Reentrant makes a Mutex count its holds instead of taking turns: Lock
+// on a Mutex that holds a live lease returns that lease at once and raises
+// a level, and Unlock lowers it; the last Unlock releases. It suits one holder whose calls nest (a function that locks
 // and calls another that locks the same Mutex), not goroutines sharing a
 // Mutex, which would all be let in at once.
 func Reentrant() MutexOption {
 	return func(m *Mutex) { m.reentrant = true }
 }
-
-// owned is a Mutex value's hold, as a sync.Mutex's state is: one Lock at a
-// time takes it, and the Unlock that ends the hold gives it back. The zero
-// value is free.
-type owned struct {
-	once sync.Once
-	ch   chan struct{}
-}
-
-// take waits until the hold is free and takes it; a free hold is taken
-// even when ctx is done. With try it does not wait: a taken hold is
-// ErrLocked.
-func (o *owned) take(ctx context.Context, try bool) error {
-	o.once.Do(func() { o.ch = make(chan struct{}, 1) })
-	select {
-	case o.ch <- struct{}{}:
-		return nil
-	default:
-	}
-	if try {
-		return fmt.Errorf("%w: held by this Mutex", ErrLocked)
-	}
-	select {
-	case o.ch <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// give gives the hold back.
-func (o *owned) give() { <-o.ch }

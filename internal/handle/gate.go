@@ -34,3 +34,15 @@ func (g *Gate) Enter(ctx context.Context) error {
 
 // Leave gives the gate back.
 func (g *Gate) Leave() { <-g.ch }
+
+// TryEnter takes the gate if it is free, and reports whether it did; it
+// never waits.
+func (g *Gate) TryEnter() bool {
+	g.init()
+	select {
+	case g.ch <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}

@@ -60,3 +60,19 @@ func TestReentrantRelease(t *testing.T) {
 		t.Fatalf("release without a hold: %v", err)
 	}
 }
+
+// TryEnter takes a free gate and never waits for a taken one.
+func TestGateTryEnter(t *testing.T) {
+	var g Gate
+	if !g.TryEnter() {
+		t.Fatal("free gate refused")
+	}
+	if g.TryEnter() {
+		t.Fatal("taken gate taken again")
+	}
+	g.Leave()
+	if !g.TryEnter() {
+		t.Fatal("gate left, then refused")
+	}
+	g.Leave()
+}
