@@ -177,16 +177,16 @@ func (m *Mutex) nodeData() []byte {
 	return m.s.nodeData()
 }
 
-// Unlock releases the hold (with Reentrant, one level of it; the last
-// level releases), and the next Lock on this Mutex may go. Releasing ends
-// the lease and deletes our node (that incarnation only: never another holder's), even
-// when ctx is already done: the delete runs detached from ctx, bounded by
-// the session TTL. If the delete fails while the session lives, Unlock
-// returns its error and goes on deleting the node in the background until
-// it is gone or the session ends, so a dropped error does not leave the
-// lock taken; calling Unlock again retries at once.
-// Unlock without a hold returns ErrNotHeld. After a loss it returns an
-// error wrapping ErrLost, and still removes our node if the store has it.
+// Unlock releases the hold (with Reentrant, one level of it; the last level
+// releases), and the next Lock on this Mutex may go. Releasing ends the
+// lease and deletes our node (that incarnation only: never another
+// holder's), even when ctx is already done: the delete runs detached from
+// ctx, bounded by the session TTL. If the delete fails while the session
+// lives, Unlock returns its error and goes on deleting the node in the
+// background until it is gone or the session ends, so a dropped error does
+// not leave the lock taken; calling Unlock again retries at once. Unlock
+// without a hold returns ErrNotHeld. After a loss it returns an error
+// wrapping ErrLost, and still removes our node if the store has it.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if err := m.gate.Enter(ctx); err != nil {
 		return err
@@ -209,11 +209,12 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // Held reports whether this handle holds the lock (its lease is live).
 func (m *Mutex) Held() bool { return m.held.Live() }
 
-// Reentrant makes a Mutex count its holds instead of taking turns: Lock
-// on a Mutex that holds a live lease returns that lease at once and raises
-// a level, and Unlock lowers it; the last Unlock releases. It suits one holder whose calls nest (a function that locks
-// and calls another that locks the same Mutex), not goroutines sharing a
-// Mutex, which would all be let in at once.
+// Reentrant makes a Mutex count its holds instead of taking turns: Lock on
+// a Mutex that holds a live lease returns that lease at once and raises a
+// level, and Unlock lowers it; the last Unlock releases. It suits one
+// holder whose calls nest (a function that locks and calls another that
+// locks the same Mutex), not goroutines sharing a Mutex, which would all be
+// let in at once.
 func Reentrant() MutexOption {
 	return func(m *Mutex) { m.reentrant = true }
 }
