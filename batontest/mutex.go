@@ -95,13 +95,22 @@ func testMutexExclusion(t *testing.T, h Harness) {
 		cycles = 50
 	}
 	ss := sessions(t, h, clients)
+	contend(t, h, ctx, name, clients, cycles, func(i int) *baton.Mutex { return baton.NewMutex(ss[i], name) })
+}
+
+// contend runs clients goroutines, each locking mutexOf(i) (called once
+// per goroutine) cycles times around a critical section of real width,
+// then checks that no two sections overlapped, that fencing tokens rose,
+// that every cycle ran and that no lock node is left under name.
+func contend(t *testing.T, h Harness, ctx context.Context, name string, clients, cycles int, mutexOf func(i int) *baton.Mutex) {
+	t.Helper()
 	var chk Checker
 	var wg sync.WaitGroup
 	for i := range clients {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			m := baton.NewMutex(ss[i], name)
+			m := mutexOf(i)
 			for range cycles {
 				l, err := m.Lock(ctx)
 				if err != nil {

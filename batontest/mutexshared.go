@@ -3,7 +3,6 @@ package batontest
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,38 +20,7 @@ func testMutexShared(t *testing.T, h Harness) {
 		cycles = 10
 	}
 	m := baton.NewMutex(h.Open(t, LoadTTL), name)
-	var chk Checker
-	var wg sync.WaitGroup
-	for i := range goroutines {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			for range cycles {
-				l, err := m.Lock(ctx)
-				if err != nil {
-					t.Errorf("goroutine %d lock: %v", i, err)
-					return
-				}
-				sp := chk.Enter(i, l.Token())
-				Hold(l)
-				chk.Leave(sp)
-				if err := m.Unlock(ctx); err != nil {
-					t.Errorf("goroutine %d unlock: %v", i, err)
-					return
-				}
-			}
-		}(i)
-	}
-	wg.Wait()
-	if err := chk.Verify(true); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(chk.Spans()); got != goroutines*cycles {
-		t.Fatalf("%d critical sections, want %d", got, goroutines*cycles)
-	}
-	if n := lockNodes(t, h, name); n != 0 {
-		t.Fatalf("%d lock nodes left behind", n)
-	}
+	contend(t, h, ctx, name, goroutines, cycles, func(int) *baton.Mutex { return m })
 }
 
 // A Mutex that holds refuses TryLock and makes Lock wait for its Unlock,
