@@ -3,6 +3,7 @@ package baton
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/batonhq/baton/backend"
 )
@@ -59,11 +60,23 @@ func (l *LeaderSelector) Name() string { return l.m.name }
 // lease's error as its cause; the lease (fencing token, Done) is passed to
 // fn. Lead returns nil when fn returned nil while leading, the lease's
 // error (wrapping ErrLost, joined with fn's error if any) after a loss,
-// fn's error, or the error of the wait (ctx's, the session's).
+// fn's error, or the error of the wait (ctx's, the session's). On a name
+// where an Election has a candidate (its LeaderLatch layout does not wait
+// for ours, so both would lead), Lead gives the turn back before fn runs
+// and returns an error wrapping ErrIncompatible, as Election.Campaign
+// refuses a name holding lock-layout candidates.
 func (l *LeaderSelector) Lead(ctx context.Context, fn func(ctx context.Context, lease *Lease) error) error {
 	l.m.tel.Candidate()
 	lease, err := l.m.Lock(ctx)
 	if err != nil {
+		return err
+	}
+	if err := l.checkNoLatch(ctx); err != nil {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer rcancel()
+		if uerr := l.m.Unlock(rctx); uerr != nil && !lostOrNotHeld(uerr) {
+			return errors.Join(err, uerr)
+		}
 		return err
 	}
 	fctx, cancel := lease.Context(ctx)
@@ -80,6 +93,24 @@ func (l *LeaderSelector) Lead(ctx context.Context, fn func(ctx context.Context, 
 		return ferr
 	case uerr != nil && !errors.Is(uerr, ErrLost):
 		return uerr
+	}
+	return nil
+}
+
+// checkNoLatch refuses to lead beside an Election: our lock node orders
+// only lock nodes, so an Election's latch candidate, which may lead, is
+// not waited for. It looks once we hold the lock; an Election that joins
+// later sees our node (and waits, or refuses), so one of the two always
+// sees the other.
+func (l *LeaderSelector) checkNoLatch(ctx context.Context) error {
+	kids, err := l.m.s.conn.Children(ctx, l.m.name)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if k.Kind == backend.KindLatch {
+			return fmt.Errorf("%w: %s has an Election candidate %s, which would lead beside a LeaderSelector: use one of them per name", ErrIncompatible, l.m.name, k.Name)
+		}
 	}
 	return nil
 }

@@ -102,6 +102,7 @@ var suite = []struct {
 	{"LockDelay/CancelDuringDelay", testLockDelayCancel},
 	{"LockDelay/MarkerFailsNodeRemoved", testLockDelayMarkerFails},
 	{"LeaderSelector/LossRequeues", testSelectorLossRequeues},
+	{"LeaderSelector/BesideElectionRefused", testSelectorBesideElection},
 	{"LeaderSelector/ObserveNoLeaderAndExpiry", testSelectorObserveAndExpiry},
 	{"Group/ViewFollowsMembers", testGroupView},
 	{"Group/MemberRejoinsAfterSessionLoss", testGroupMemberSessionLoss},
