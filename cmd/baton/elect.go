@@ -90,7 +90,7 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 	}()
 	l := e.Lease()
 	env := []string{"BATON_ELECTION=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
-	return m.runHeld(sigs, l, sessionExpiry(s.Session), "leadership of "+name, env, argv, stop)
+	return m.runHeld(sigs, l, "leadership of "+name, env, argv, stop)
 }
 
 // leaderLine is one `--observe --json` line.

@@ -97,7 +97,7 @@ func (m *Main) requeueOn(ctx context.Context, sigs *signals, s *store.Store, nam
 		case l := <-turns:
 			*turn++
 			env := []string{"BATON_ELECTION=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10), "BATON_TURN=" + strconv.Itoa(*turn)}
-			r, err := m.runCmd(argv, env, sigs, runSpec{lost: l.Done(), stop: stop, guard: true, expiry: sessionExpiry(s.Session)})
+			r, err := m.runCmd(argv, env, sigs, runSpec{lost: l.Done(), stop: stop, guard: true, expiry: deadlineOf(l)})
 			ended <- struct{}{}
 			switch {
 			case err != nil:

@@ -14,7 +14,6 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/backend"
-	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/store"
 )
 
@@ -320,7 +319,7 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if u.User != "" && s.Session != nil && etcd.CredentialsIgnored(s.Session) {
+	if s.CredentialsIgnored() {
 		fmt.Fprintf(m.Stderr, "baton: warning: %s has authentication off: the user and password were not checked, and any client may take these locks\n", u)
 	}
 	if sf.verb != "" {
@@ -329,13 +328,10 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 		// arguments stay out of it.
 		id := baton.DefaultIdentity()
 		id.Cmd = strings.TrimSpace("baton " + sf.verb + " " + sf.name)
-		s.Identity = &id
-		if s.Session != nil {
-			s.Session = s.Session.WithIdentity(id)
-		}
+		s.SetIdentity(id)
 	}
-	if sf.withTTL && s.Session != nil {
-		if got := s.Session.TTL(); got != sf.ttl {
+	if sf.withTTL {
+		if got := s.TTL(); got != sf.ttl {
 			fmt.Fprintf(m.Stderr, "baton: warning: the store granted a session TTL of %v, not the %v asked\n", got, sf.ttl)
 		}
 	}

@@ -5,18 +5,17 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/backend"
 )
 
 // runHeld is the end of lock, elect and semaphore: with a CMD it runs it
 // under a watchdog while l lasts (exit 76 if l is lost, or in jeopardy as
 // stop's grace says; CMD's status otherwise); without one it prints env
 // and holds until a signal. what names the hold in messages ("lock
-// NAME"); expiry is the hold's loss deadline (nil if it has none). A
+// NAME"); the watchdog gets l's loss deadline (Lease.Deadline). A
 // revocation request on l (a lock taken with --on-revoke term) stops CMD
 // as a loss does, or ends the hold, and baton exits with CMD's status (0
 // without CMD) once the caller released.
-func (m *Main) runHeld(sigs *signals, l *baton.Lease, expiry func() time.Time, what string, env, argv []string, stop stopSpec) error {
+func (m *Main) runHeld(sigs *signals, l *baton.Lease, what string, env, argv []string, stop stopSpec) error {
 	if argv == nil {
 		return m.holdUntilSignal(sigs, l, what, env)
 	}
@@ -31,7 +30,7 @@ func (m *Main) runHeld(sigs *signals, l *baton.Lease, expiry func() time.Time, w
 		}
 		close(ended)
 	}()
-	res, err := m.runCmd(argv, env, sigs, runSpec{lost: ended, stop: stop, guard: true, expiry: expiry})
+	res, err := m.runCmd(argv, env, sigs, runSpec{lost: ended, stop: stop, guard: true, expiry: deadlineOf(l)})
 	if err != nil {
 		return err
 	}
@@ -50,12 +49,16 @@ func (m *Main) runHeld(sigs *signals, l *baton.Lease, expiry func() time.Time, w
 	return exitWith(res.status, nil)
 }
 
-// sessionExpiry is the loss deadline of s's session, or nil.
-func sessionExpiry(s *baton.Session) func() time.Time {
-	if e, ok := s.Conn().(backend.Expirer); ok {
-		return e.Expiry
+// deadlineOf is l's loss deadline for the watchdog (Lease.Deadline), or
+// nil for a lease that has none. Deadline is the zero Time only once the
+// lease has ended or for a lease without one, so a zero read while l is
+// held means none; a lease that ended meanwhile keeps Deadline, whose zero
+// tells the watchdog it is lost already.
+func deadlineOf(l *baton.Lease) func() time.Time {
+	if l.Deadline().IsZero() && l.Err() == nil {
+		return nil
 	}
-	return nil
+	return l.Deadline
 }
 
 // holdUntilSignal prints what is held and waits for a signal (exit 0) or

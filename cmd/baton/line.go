@@ -28,10 +28,10 @@ type line struct {
 	retry   time.Duration // 0: never rejoin
 	verbose bool
 
-	mu     sync.Mutex
-	s      *store.Store
-	expiry func() time.Time // the hold's loss deadline, once held
-	stop   func()           // ends the -v renewal reports
+	mu    sync.Mutex
+	s     *store.Store
+	lease *baton.Lease // the hold, once held
+	stop  func()       // ends the -v renewal reports
 }
 
 // openLine opens the store for l (a signal cancels the dial) and, with
@@ -64,10 +64,10 @@ func (l *line) close() {
 	closeStore(l.store())
 }
 
-// held records the hold's loss deadline, for -v.
-func (l *line) held(expiry func() time.Time) {
+// held records the hold, whose loss deadline -v reports from now on.
+func (l *line) held(lease *baton.Lease) {
 	l.mu.Lock()
-	l.expiry = expiry
+	l.lease = lease
 	l.mu.Unlock()
 }
 
@@ -75,7 +75,7 @@ func (l *line) held(expiry func() time.Time) {
 // use has ended, giving up the dial after dial (0: --dial-timeout).
 func (l *line) session(ctx context.Context, dial time.Duration) (*store.Store, error) {
 	s := l.store()
-	if s.Session == nil || s.Session.Err() == nil {
+	if s.Err() == nil {
 		return s, nil
 	}
 	sf := l.sf
@@ -185,14 +185,11 @@ func (l *line) reportRenewals() func() {
 			case <-t.C:
 			}
 			l.mu.Lock()
-			exp := l.expiry
-			if exp == nil && l.s.Session != nil {
-				exp = sessionExpiry(l.s.Session)
+			exp := l.s.Expiry
+			if l.lease != nil {
+				exp = l.lease.Deadline
 			}
 			l.mu.Unlock()
-			if exp == nil {
-				continue
-			}
 			d := exp()
 			if d.IsZero() || !d.After(last) {
 				continue

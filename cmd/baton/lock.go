@@ -8,54 +8,21 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/store"
-	"github.com/batonhq/baton/redis"
 )
 
-// lockSpec is how `baton lock` takes its locks.
+// lockSpec is how `baton lock` takes its locks: which lock the store
+// makes, and whether only if free (TryLock).
 type lockSpec struct {
-	try    bool          // only if free (TryLock)
-	shared bool          // a read lock (session stores only)
-	delay  time.Duration // the lock-delay of a plain lock on a session store; 0: none
-	// revocable: --on-revoke term (a plain lock on a session store)
-	revocable bool
-}
-
-// newLocker returns the lock handle on name for s's kind of store: with
-// shared, the read side of a baton.RWMutex; with a delay, a baton.Mutex
-// with LockDelay (session stores only).
-func newLocker(s *store.Store, name string, spec lockSpec) baton.Locker {
-	switch {
-	case spec.shared:
-		return baton.NewRWMutex(s.Session, name).RLocker()
-	case s.Redis != nil:
-		return redis.NewMutex(s.Redis, name, redisOptions(s)...)
-	case s.Quorum != nil:
-		return redis.NewRedlock(s.Quorum, name, redisOptions(s)...)
-	}
-	opts := []baton.MutexOption{baton.LockDelay(spec.delay)}
-	if spec.revocable {
-		opts = append(opts, baton.Revocable())
-	}
-	return baton.NewMutex(s.Session, name, opts...)
-}
-
-// redisOptions are the options of s's Redis locks.
-func redisOptions(s *store.Store) []redis.Option {
-	opts := []redis.Option{redis.WithTTL(s.TTL), redis.WithTelemetry(s.Telemetry)}
-	if s.Identity != nil {
-		opts = append(opts, redis.WithIdentity(*s.Identity))
-	}
-	return opts
+	store.LockSpec
+	try bool
 }
 
 // acquired is one acquisition of a lock-like recipe.
 type acquired struct {
 	lease   *baton.Lease
 	release func(ctx context.Context) error
-	expiry  func() time.Time // the loss deadline, or nil
-	names   string           // several locks: their names as given, in lock order
+	names   string // several locks: their names as given, in lock order
 }
 
 func (h acquired) unlock() {
@@ -67,7 +34,10 @@ func (h acquired) unlock() {
 // lockOn acquires name on s as spec says; with spec.try, only if it is
 // free (else an error wrapping baton.ErrLocked).
 func lockOn(ctx context.Context, s *store.Store, name string, spec lockSpec) (acquired, error) {
-	lk := newLocker(s, name, spec)
+	lk, err := s.Locker(name, spec.LockSpec)
+	if err != nil {
+		return acquired{}, err
+	}
 	acquire := lk.Lock
 	if spec.try {
 		acquire = lk.TryLock
@@ -76,13 +46,7 @@ func lockOn(ctx context.Context, s *store.Store, name string, spec lockSpec) (ac
 	if err != nil {
 		return acquired{}, err
 	}
-	h := acquired{lease: l, release: lk.Unlock}
-	if e, ok := lk.(backend.Expirer); ok {
-		h.expiry = e.Expiry
-	} else if s.Session != nil {
-		h.expiry = sessionExpiry(s.Session)
-	}
-	return h, nil
+	return acquired{lease: l, release: lk.Unlock}, nil
 }
 
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
@@ -113,7 +77,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	if *shared && *delay > 0 {
 		return usageErr("lock: --lock-delay is for the writer's lock, not --shared")
 	}
-	spec := lockSpec{try: *try, shared: *shared, delay: *delay, revocable: *onRevoke == "term"}
+	spec := lockSpec{LockSpec: store.LockSpec{Shared: *shared, Delay: *delay, Revocable: *onRevoke == "term"}, try: *try}
 	// Several NAMEs only before "--": without it, words after NAME are a
 	// forgotten "--" (oneName says so), as in flock's "flock FILE CMD".
 	if *shared {
@@ -144,7 +108,7 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 	if *try {
 		l.retry = 0 // --try answers at once, outage or not
 	}
-	if err := m.openLine(ctx, sigs, l, spec.needs()); err != nil {
+	if err := m.openLine(ctx, sigs, l, spec.Needs()); err != nil {
 		return err
 	}
 	defer l.close()
@@ -168,24 +132,9 @@ func (m *Main) lock(ctx context.Context, args []string) error {
 		return wrapExit(err, "lock %s", name)
 	}
 	defer h.unlock()
-	l.held(h.expiry)
+	l.held(h.lease)
 	env := []string{"BATON_LOCK=" + name, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10)}
-	return m.runHeld(sigs, h.lease, h.expiry, "lock "+name, env, argv, stop)
-}
-
-// needs is what openFor insists on for `lock` as spec says: a read lock
-// and a lock-delay need a session store (Redis has no RWMutex and no
-// sessions to outlive).
-func (spec lockSpec) needs() string {
-	switch {
-	case spec.shared:
-		return "lock --shared (a read lock)"
-	case spec.delay > 0:
-		return "lock --lock-delay"
-	case spec.revocable:
-		return "lock --on-revoke term"
-	}
-	return ""
+	return m.runHeld(sigs, h.lease, "lock "+name, env, argv, stop)
 }
 
 // waitFlags adds --retry and -v, the flags of a command that waits in

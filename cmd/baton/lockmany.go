@@ -57,7 +57,7 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSp
 	defer sigs.stop()
 	what := strings.Join(names, " ")
 	l.what = "lock " + what
-	if err := m.openLine(ctx, sigs, l, spec.needs()); err != nil {
+	if err := m.openLine(ctx, sigs, l, spec.Needs()); err != nil {
 		return err
 	}
 	defer l.close()
@@ -79,26 +79,25 @@ func (m *Main) lockMany(ctx context.Context, l *line, argv []string, spec lockSp
 		return wrapExit(err, "lock %s", what)
 	}
 	defer h.unlock()
-	l.held(h.expiry)
+	l.held(h.lease)
 	var tokens []string
 	for _, t := range h.lease.Tokens() {
 		tokens = append(tokens, strconv.FormatInt(t, 10))
 	}
 	env := []string{"BATON_LOCK=" + h.names, "BATON_TOKEN=" + strconv.FormatInt(h.lease.Token(), 10), "BATON_TOKENS=" + strings.Join(tokens, " ")}
-	return m.runHeld(sigs, h.lease, h.expiry, "lock "+h.names, env, argv, stop)
+	return m.runHeld(sigs, h.lease, "lock "+h.names, env, argv, stop)
 }
 
 // lockAll takes every name on s as one baton.MultiLock, each as spec
 // says; with spec.try, only if every name is free.
 func lockAll(ctx context.Context, s *store.Store, names []string, spec lockSpec) (acquired, error) {
 	ls := make([]baton.Locker, len(names))
-	var exps []backend.Expirer
 	for i, n := range names {
-		lk := newLocker(s, n, spec)
-		ls[i] = lk
-		if e, ok := lk.(backend.Expirer); ok {
-			exps = append(exps, e)
+		lk, err := s.Locker(n, spec.LockSpec)
+		if err != nil {
+			return acquired{}, err
 		}
+		ls[i] = lk
 	}
 	ml := baton.NewMultiLock(ls...)
 	take := ml.Lock
@@ -126,19 +125,5 @@ func lockAll(ctx context.Context, s *store.Store, names []string, spec lockSpec)
 		}
 	}
 	h.names = strings.Join(order, " ")
-	switch {
-	case len(exps) == len(ls):
-		h.expiry = func() time.Time { // the earliest part's loss deadline
-			var first time.Time
-			for _, e := range exps {
-				if t := e.Expiry(); first.IsZero() || t.Before(first) {
-					first = t
-				}
-			}
-			return first
-		}
-	case s.Session != nil:
-		h.expiry = sessionExpiry(s.Session)
-	}
 	return h, nil
 }

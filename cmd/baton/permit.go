@@ -28,7 +28,7 @@ func (m *Main) permitHeld(ctx context.Context, sigs *signals, s *baton.Session, 
 		_ = sem.Release(ctx, p)
 	}()
 	env := []string{"BATON_SEMAPHORE=" + name, "BATON_PERMIT=" + p.ID, "BATON_TOKEN=" + strconv.FormatInt(p.Lease.Token(), 10)}
-	return m.runHeld(sigs, p.Lease, sessionExpiry(s), "permit "+p.ID+" of "+name, env, argv, stop)
+	return m.runHeld(sigs, p.Lease, "permit "+p.ID+" of "+name, env, argv, stop)
 }
 
 // permitLine is one permit in `baton permit list --json`.

@@ -64,15 +64,11 @@ func (l *line) reportGuard() func() {
 		holding := false
 		for {
 			l.mu.Lock()
-			s, held := l.s, l.expiry != nil
+			s, held := l.s, l.lease != nil
 			l.mu.Unlock()
 			var err error
-			switch {
-			case held:
-			case s.Redis != nil:
-				err = s.Redis.RestartGuard(l.sf.ttl)
-			case s.Quorum != nil:
-				err = s.Quorum.RestartGuard(l.sf.ttl)
+			if !held {
+				err = s.RestartGuard()
 			}
 			if err != nil && !holding {
 				fmt.Fprintf(l.m.Stderr, "baton: %s: waiting: %v\n", l.what, err)

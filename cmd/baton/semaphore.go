@@ -65,5 +65,5 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 		_ = sem.Release(ctx, l)
 	}()
 	env := []string{"BATON_SEMAPHORE=" + name, "BATON_TOKEN=" + strconv.FormatInt(l.Token(), 10)}
-	return m.runHeld(sigs, l, sessionExpiry(s.Session), "semaphore "+name, env, argv, stop)
+	return m.runHeld(sigs, l, "semaphore "+name, env, argv, stop)
 }

@@ -67,7 +67,7 @@ func (r *reconnecting) mend(ctx context.Context, err error, backoff time.Duratio
 		return ctx.Err()
 	case <-time.After(backoff):
 	}
-	if s := r.src.s; s.Session != nil && s.Session.Err() != nil {
+	if s := r.src.s; s.Err() != nil {
 		ns, err := r.m.open(ctx, r.sf)
 		if err != nil {
 			return nil

@@ -2,13 +2,28 @@ package bench
 
 import (
 	"context"
-	"errors"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/internal/store"
 )
 
-// SessionFactory opens baton sessions: baton.Mutex is the lock.
+// StoreFactory opens baton's clients, each a store of its own (a session,
+// or Redis clients) as the command line opens one; the lock is the
+// store's plain lock (store.Store.Mutex), used through baton.Locker only.
+type StoreFactory func(ctx context.Context) (*store.Store, error)
+
+// Open opens one store.
+func (f StoreFactory) Open(ctx context.Context) (Client, error) {
+	s, err := f(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return clientOf(s), nil
+}
+
+// SessionFactory opens baton sessions made elsewhere (the in-process
+// memory store), each as a store of its own.
 type SessionFactory func(ctx context.Context) (*baton.Session, error)
 
 // Open opens one session.
@@ -17,30 +32,44 @@ func (f SessionFactory) Open(ctx context.Context) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sessionClient{s}, nil
+	return clientOf(store.OnSession(store.URL{Scheme: "memory"}, s)), nil
 }
 
-type sessionClient struct{ s *baton.Session }
+// clientOf is s as a bench client. A store with a session also has the
+// session's capabilities: its watch notification count and a lock's
+// contenders (Redis keeps neither).
+func clientOf(s *store.Store) Client {
+	if s.Session == nil {
+		return storeClient{s}
+	}
+	return sessionClient{storeClient{s}}
+}
+
+// storeClient is one store; its handles are baton.Lockers.
+type storeClient struct{ s *store.Store }
+
+func (c storeClient) Locker(name string) Locker       { return batonLocker{c.s.Mutex(name)} }
+func (c storeClient) Close(ctx context.Context) error { return c.s.Close(ctx) }
+
+// sessionClient is a store with a session.
+type sessionClient struct{ storeClient }
 
 var (
 	_ WatchCounter = sessionClient{}
 	_ Contenders   = sessionClient{}
 )
 
-func (c sessionClient) Locker(name string) Locker       { return &mutexLocker{m: baton.NewMutex(c.s, name)} }
-func (c sessionClient) Close(ctx context.Context) error { return c.s.Close(ctx) }
-
 // WatchEvents is the session's notification count, 0 when the backend
 // does not count.
 func (c sessionClient) WatchEvents() int64 {
-	if w, ok := c.s.Conn().(backend.WatchCounter); ok {
+	if w, ok := c.s.Session.Conn().(backend.WatchCounter); ok {
 		return w.WatchEvents()
 	}
 	return 0
 }
 
 func (c sessionClient) Contenders(ctx context.Context, name string) (int, error) {
-	kids, err := c.s.Conn().Children(ctx, name)
+	kids, err := c.s.Session.Conn().Children(ctx, name)
 	if err != nil {
 		return 0, err
 	}
@@ -53,68 +82,13 @@ func (c sessionClient) Contenders(ctx context.Context, name string) (int, error)
 	return n, nil
 }
 
-type mutexLocker struct{ m *baton.Mutex }
+// batonLocker is a baton.Locker as the workloads take it: the lease is
+// not needed.
+type batonLocker struct{ l baton.Locker }
 
-func (l *mutexLocker) Lock(ctx context.Context) error {
-	_, err := l.m.Lock(ctx)
+func (b batonLocker) Lock(ctx context.Context) error {
+	_, err := b.l.Lock(ctx)
 	return err
 }
 
-func (l *mutexLocker) Unlock(ctx context.Context) error { return l.m.Unlock(ctx) }
-
-// LeaseHandle is the handle of a session-less lock (redis.Mutex,
-// redis.Redlock).
-type LeaseHandle interface {
-	Lock(ctx context.Context) (*baton.Lease, error)
-	Unlock(ctx context.Context) error
-}
-
-// LeaseLock returns the handle of the lock named name. A locker makes its
-// handle once and takes it for every cycle, as a program holds a lock
-// handle (and as the peers' lockers hold theirs).
-type LeaseLock func(name string) LeaseHandle
-
-// LeaseFactory opens clients of a session-less lock (Redis, Redlock).
-type LeaseFactory struct {
-	// Dial opens one client (its own connections) and returns its lock
-	// function and its close function.
-	Dial func(ctx context.Context) (LeaseLock, func() error, error)
-}
-
-// Open dials one client.
-func (f LeaseFactory) Open(ctx context.Context) (Client, error) {
-	lock, closeFn, err := f.Dial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &leaseClient{lock: lock, close: closeFn}, nil
-}
-
-type leaseClient struct {
-	lock  LeaseLock
-	close func() error
-}
-
-func (c *leaseClient) Locker(name string) Locker   { return &leaseLocker{h: c.lock(name)} }
-func (c *leaseClient) Close(context.Context) error { return c.close() }
-
-type leaseLocker struct {
-	h    LeaseHandle
-	held bool
-}
-
-func (l *leaseLocker) Lock(ctx context.Context) error {
-	if _, err := l.h.Lock(ctx); err != nil {
-		return err
-	}
-	l.held = true
-	return nil
-}
-
-func (l *leaseLocker) Unlock(ctx context.Context) error {
-	if !l.held {
-		return errors.New("bench: unlock without lock")
-	}
-	l.held = false
-	return l.h.Unlock(ctx)
-}
+func (b batonLocker) Unlock(ctx context.Context) error { return b.l.Unlock(ctx) }

@@ -2,16 +2,11 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/store"
 	"github.com/batonhq/baton/memory"
-	"github.com/batonhq/baton/redis"
-	"github.com/batonhq/baton/zk"
 )
 
 // StoreLabel names the store at u in results: its scheme, with the number
@@ -40,7 +35,7 @@ func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
 		floorT.Factory = batonT.Factory // the memory store has no client below baton's
 		return batonT, floorT, nil
 	}
-	batonT.Factory = urlFactory{u: u, o: o}
+	batonT.Factory = StoreFactory(func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, u, o) })
 	switch u.Scheme {
 	case store.ZooKeeper:
 		if u.Chroot != "" {
@@ -66,65 +61,4 @@ func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
 		floorT.Probe = &RedisProbe{Addrs: r.Addrs, Password: r.Password}
 	}
 	return batonT, floorT, nil
-}
-
-// urlFactory opens each client with store.Open.
-type urlFactory struct {
-	u store.URL
-	o store.Options
-}
-
-func (f urlFactory) Open(ctx context.Context) (Client, error) {
-	s, err := store.Open(ctx, f.u, f.o)
-	// store.Open flattens its error to one line: match the sentinel's text.
-	if err != nil && (errors.Is(err, store.ErrUnavailable) || strings.Contains(err.Error(), store.ErrUnavailable.Error())) {
-		return f.direct(ctx)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if s.Session != nil {
-		return sessionClient{s.Session}, nil
-	}
-	return &leaseClient{
-		lock: func(name string) LeaseHandle {
-			if s.Quorum != nil {
-				return redis.NewRedlock(s.Quorum, name, redis.WithTTL(s.TTL))
-			}
-			return redis.NewMutex(s.Redis, name, redis.WithTTL(s.TTL))
-		},
-		close: func() error { return s.Close(context.Background()) },
-	}, nil
-}
-
-// direct opens a client with the backend package itself, for the store
-// kinds the command line has not wired yet.
-func (f urlFactory) direct(ctx context.Context) (Client, error) {
-	switch f.u.Scheme {
-	case store.ZooKeeper:
-		s, err := zk.Open(ctx, f.u.Hosts, zk.WithTTL(f.o.TTL))
-		if err != nil {
-			return nil, err
-		}
-		return sessionClient{s}, nil
-	case store.Redis:
-		c, err := redis.Dial(ctx, redisURL(f.u))
-		if err != nil {
-			return nil, err
-		}
-		return &leaseClient{
-			lock:  func(name string) LeaseHandle { return redis.NewMutex(c, name, redis.WithTTL(f.o.TTL)) },
-			close: c.Close,
-		}, nil
-	}
-	return nil, fmt.Errorf("bench: %s: %w", f.u.Scheme, store.ErrUnavailable)
-}
-
-// redisURL is u as redis.Dial takes it, credentials included.
-func redisURL(u store.URL) string {
-	auth := ""
-	if u.User != "" || u.Password != "" {
-		auth = url.UserPassword(u.User, u.Password).String() + "@"
-	}
-	return fmt.Sprintf("redis://%s%s/%d", auth, u.Hosts[0], u.DB)
 }

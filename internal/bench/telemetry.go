@@ -57,7 +57,7 @@ func TelemetryCost(ctx context.Context, t Target, cfg Config, arms []TelemetryAr
 	if !ok {
 		return nil, fmt.Errorf("bench: telemetry: %s on %s has no session", t.Impl, t.Store)
 	}
-	conn := sc.s.Conn()
+	conn := sc.s.Session.Conn()
 	locks := make([]*baton.Mutex, len(arms))
 	for i, arm := range arms {
 		s := baton.NewSession(conn, arm.Telemetry)

@@ -33,5 +33,5 @@ func openEtcd(ctx context.Context, u URL, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{URL: u, Session: s}, nil
+	return newSessionStore(u, s), nil
 }

@@ -29,62 +29,19 @@ var ErrUnreachable = errors.New("cannot reach store")
 type Options struct {
 	// DialTimeout bounds connecting and establishing the session.
 	DialTimeout time.Duration
-	// TTL is the session timeout (ZooKeeper session, etcd lease, Redis
-	// lock validity); zero means baton.DefaultTTL.
+	// TTL is how long a hold outlives the last confirmed contact with the
+	// store; zero means baton.DefaultTTL. Each kind consumes it where its
+	// holds live: the session timeout on ZooKeeper and etcd (every hold
+	// on the session shares it), each lock's validity on Redis (given to
+	// every lock the Store makes).
 	TTL time.Duration
 	// TLS names the PEM files for a TLS store (zks, etcds, rediss). Open
 	// refuses them for a store that is not TLS.
 	TLS TLSFiles
-	// Telemetry is where the session (or the Redis locks) report metrics
-	// and spans; the zero value reports nothing.
+	// Telemetry is where the session (or each Redis lock the Store makes)
+	// reports metrics and spans; the zero value reports nothing.
 	Telemetry baton.Telemetry
 }
-
-// Store is an open store: a session for ZooKeeper and etcd, a client for
-// Redis, the masters' quorum for Redlock.
-type Store struct {
-	URL URL
-	// Session is the store session (nil for Redis kinds).
-	Session *baton.Session
-	// Redis is the client of a redis:// or rediss:// store (nil otherwise).
-	Redis *redis.Client
-	// Quorum is the masters of a redlock:// store (nil otherwise).
-	Quorum *redis.Quorum
-	// Identity is what Redis locks write into their values
-	// (redis.WithIdentity), or nil; session stores write their Session's.
-	Identity *baton.Identity
-	// TTL is the lock validity to give Redis locks (Options.TTL).
-	TTL time.Duration
-	// Telemetry is what the Redis locks made on this store report to
-	// (sessions have theirs already).
-	Telemetry baton.Telemetry
-
-	closer func() error // closes a client the session does not own
-}
-
-// Close ends the session or closes the Redis clients, bounded by ctx.
-func (s *Store) Close(ctx context.Context) error {
-	var err error
-	if s.Session != nil {
-		err = s.Session.Close(ctx)
-	}
-	if s.Redis != nil {
-		err = s.Redis.Close()
-	}
-	if s.Quorum != nil {
-		err = s.Quorum.Close()
-	}
-	if s.closer != nil {
-		if cerr := s.closer(); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
-// NeedSession returns an error naming the recipe when the store has no
-// sessions (Redis supports locks only).
-func (s *Store) NeedSession(what string) error { return s.URL.NeedSession(what) }
 
 // HasSessions reports whether the store kind has sessions (ZooKeeper,
 // etcd) and so every recipe; Redis kinds have locks only.

@@ -36,7 +36,7 @@ func openRedis(ctx context.Context, u URL, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{URL: u, Redis: c, TTL: o.TTL, Telemetry: o.Telemetry}, nil
+	return newRedisStore(u, o, c, nil), nil
 }
 
 // openRedlock dials every master of a redlock:// URL (a majority must
@@ -52,7 +52,15 @@ func openRedlock(ctx context.Context, u URL, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{URL: u, Quorum: q, TTL: o.TTL, Telemetry: o.Telemetry}, nil
+	return newRedisStore(u, o, nil, q), nil
+}
+
+// newRedisStore is the Store of a Redis server's client c or Redlock's
+// masters q: o's TTL and telemetry go to each lock it makes.
+func newRedisStore(u URL, o Options, c *redis.Client, q *redis.Quorum) *Store {
+	k := redisKind{u: u, client: c, quorum: q, lockTTL: o.TTL,
+		opts: []redis.Option{redis.WithTTL(o.TTL), redis.WithTelemetry(o.Telemetry)}}
+	return &Store{URL: u, kind: k}
 }
 
 // redisTLS is the TLS configuration for a rediss:// URL's one host.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/internal/testca"
-	"github.com/batonhq/baton/redis"
 )
 
 // TestRedisTLSFiles: a rediss:// store takes its CA from Options.TLS, for
@@ -23,12 +22,16 @@ func TestRedisTLSFiles(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	o := Options{DialTimeout: 5 * time.Second, TLS: TLSFiles{CA: srv.CAFile()}}
+	// A TTL of a second: on a new server the restart guard waits a TTL.
+	o := Options{DialTimeout: 5 * time.Second, TTL: time.Second, TLS: TLSFiles{CA: srv.CAFile()}}
 	s, err := Open(ctx, u, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := redis.NewMutex(s.Redis, "tls-lock", redis.WithTTL(time.Second)) // a new server: the restart guard waits a TTL
+	h, err := s.Locker("tls-lock", LockSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := h.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}

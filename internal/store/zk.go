@@ -32,5 +32,5 @@ func openZK(ctx context.Context, u URL, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{URL: u, Session: s}, nil
+	return newSessionStore(u, s), nil
 }
