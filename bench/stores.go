@@ -18,264 +18,358 @@ import (
 )
 
 // runStore starts the servers of one store, runs every workload on baton,
-// the floor and the peer, and stops the servers.
+// the floors and the peer, and stops the servers.
 func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Result)) (notes []string, err error) {
-	var servers []*server
-	defer func() {
-		for _, s := range servers {
-			s.stop()
+	rg := &rig{st: st}
+	defer rg.stop()
+	if err := rg.start(ctx, p, base); err != nil {
+		return nil, err
+	}
+	batonT, floorT, err := bench.Targets(rg.url, store.Options{DialTimeout: 10 * time.Second, TTL: 10 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	batonT.Store, floorT.Store, rg.peer.Store = st, st, st
+	r := &storeRun{ctx: ctx, p: p, st: st, emit: emit, failed: map[string]bool{}}
+	impls := []bench.Target{batonT, rg.peer}
+	r.warm(floorT, impls)
+	r.rounds(append(append([]bench.Target{floorT}, rg.cycleFloors...), impls...), uncontendedCfg(p), cycleP50, "cycle p50 µs")
+	r.sweep(append(append(rg.handOffFloors, impls...), rg.handOffPeers...), impls)
+	if rg.herd {
+		for _, w := range p.herd {
+			r.each(impls, bench.Config{Workload: "herd", Clients: w})
 		}
-	}()
-	start := func(s *server, err error) error {
-		if err == nil {
-			servers = append(servers, s)
-			logf("%s: %s on %s", st, s.name, s.addr)
+	}
+	for _, t := range impls {
+		for _, n := range rg.manyLocks {
+			r.run(t, bench.Config{Workload: "many", Clients: 4, Locks: n})
 		}
+	}
+	if rg.footprint {
+		r.footprints(base, rg)
+	}
+	return r.notes, nil
+}
+
+// rig is the servers of one store and what runs on them besides baton:
+// the peer library and the floors each workload compares with.
+type rig struct {
+	st      string
+	servers []*server
+	rawURL  string
+	url     store.URL
+	peer    bench.Target
+	// cycleFloors join the uncontended rounds after the floor;
+	// handOffFloors the contended rounds before baton and the peer, and
+	// handOffPeers after them.
+	cycleFloors, handOffFloors, handOffPeers []bench.Target
+	herd                                     bool  // run the herd workload
+	manyLocks                                []int // the many workload's lock counts
+	footprint                                bool  // measure the footprint of 1,000 waiters
+}
+
+// start starts the servers of r.st and sets what runs on them.
+func (r *rig) start(ctx context.Context, p plan, base string) error {
+	r.manyLocks = []int{16}
+	var err error
+	switch r.st {
+	case "zk":
+		err = r.startZK(base)
+	case "etcd":
+		err = r.startEtcd(startEmbeddedEtcd(ctx, base, false))
+	case "etcd-nofsync":
+		err = r.startEtcd(startEmbeddedEtcd(ctx, base, true))
+	case "etcd34":
+		err = r.startEtcd(startDebianEtcd(base))
+	case "serve3":
+		err = r.startServe3(base, p.batonBin)
+	case "redis":
+		err = r.startRedis(base, 1)
+	case "redlock5":
+		err = r.startRedis(base, 5)
+	default:
+		return fmt.Errorf("unknown store %q", r.st)
+	}
+	return err
+}
+
+// add records a server that started.
+func (r *rig) add(s *server, err error) error {
+	if err == nil {
+		r.servers = append(r.servers, s)
+		logf("%s: %s on %s", r.st, s.name, s.addr)
+	}
+	return err
+}
+
+// stop stops every server that started.
+func (r *rig) stop() {
+	for _, s := range r.servers {
+		s.stop()
+	}
+}
+
+// parse sets the store's URL.
+func (r *rig) parse(raw string) error {
+	r.rawURL = raw
+	u, err := store.Parse(raw)
+	r.url = u
+	return err
+}
+
+// startZK starts one ZooKeeper server; the peer is go-zookeeper's lock.
+func (r *rig) startZK(base string) error {
+	if err := r.add(startZK(base)); err != nil {
 		return err
 	}
-	var rawURL string
-	var peer bench.Target
-	switch st {
-	case "zk":
-		if err := start(startZK(base)); err != nil {
-			return nil, err
-		}
-		hosts := []string{servers[0].addr}
-		rawURL = "zk://" + hosts[0]
-		peer = bench.Target{Impl: "go-zookeeper", Factory: zkLockFactory{hosts}, Probe: bench.ZKProbe{Hosts: hosts}}
-	case "etcd", "etcd34", "etcd-nofsync":
-		switch st {
-		case "etcd":
-			err = start(startEmbeddedEtcd(ctx, base, false))
-		case "etcd-nofsync":
-			err = start(startEmbeddedEtcd(ctx, base, true))
-		default:
-			err = start(startDebianEtcd(base))
-		}
-		if err != nil {
-			return nil, err
-		}
-		eps := []string{"http://" + servers[0].addr}
-		rawURL = "etcd://" + servers[0].addr
-		peer = bench.Target{Impl: "concurrency.Mutex", Factory: etcdMutexFactory{eps}, Probe: bench.EtcdProbe{URLs: eps}}
-	case "serve3":
-		ss, err := startServeCluster(base, p.batonBin)
-		if err != nil {
-			return nil, err
-		}
-		servers = append(servers, ss...)
-		var eps, hosts []string
-		for _, s := range ss {
-			logf("%s: %s on %s", st, s.name, s.addr)
-			eps, hosts = append(eps, "http://"+s.addr), append(hosts, s.addr)
-		}
-		rawURL = "etcd://" + strings.Join(hosts, ",")
-		peer = bench.Target{Impl: "concurrency.Mutex", Factory: etcdMutexFactory{eps}, Probe: bench.EtcdProbe{URLs: eps}}
-	case "redis", "redlock5":
-		n := 1
-		if st == "redlock5" {
-			n = 5
-		}
-		var addrs []string
-		for i := range n {
-			if err := start(startRedis(base, i)); err != nil {
-				return nil, err
-			}
-			addrs = append(addrs, servers[i].addr)
-		}
-		rawURL = "redis://" + addrs[0]
-		if n > 1 {
-			rawURL = "redlock://" + strings.Join(addrs, ",")
-		}
-		peer = bench.Target{Impl: "redsync", Factory: redsyncFactory{addrs}, Probe: &bench.RedisProbe{Addrs: addrs}}
-	default:
-		return nil, fmt.Errorf("unknown store %q", st)
-	}
-	u, err := store.Parse(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	batonT, floorT, err := bench.Targets(u, store.Options{DialTimeout: 10 * time.Second, TTL: 10 * time.Second})
-	if err != nil {
-		return nil, err
-	}
-	batonT.Store, floorT.Store, peer.Store = st, st, st
+	hosts := []string{r.servers[0].addr}
+	r.peer = bench.Target{Impl: "go-zookeeper", Factory: zkLockFactory{hosts}, Probe: bench.ZKProbe{Hosts: hosts}}
+	r.herd, r.footprint = true, true
+	return r.parse("zk://" + hosts[0])
+}
 
-	failed := map[string]bool{} // impl → the store cannot be opened by it
-	one := func(t bench.Target, cfg bench.Config) (bench.Result, bool) {
-		if failed[t.Impl] || ctx.Err() != nil {
-			return bench.Result{}, false
-		}
-		if cfg.Duration == 0 {
-			cfg.Duration = p.duration
-		}
-		r, err := bench.Run(ctx, t, cfg)
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("%s on %s, %s ×%d: %v", t.Impl, st, cfg.Workload, cfg.Clients, err))
-			logf("%s on %s, %s: %v", t.Impl, st, cfg.Workload, err)
-			if strings.Contains(err.Error(), "not available") {
-				failed[t.Impl] = true // this build cannot open that store: skip the rest
-			}
-			return r, false
-		}
-		return r, true
+// startEtcd takes one etcd server started; the peer is etcd's
+// concurrency.Mutex.
+func (r *rig) startEtcd(s *server, err error) error {
+	if err := r.add(s, err); err != nil {
+		return err
 	}
-	run := func(t bench.Target, cfg bench.Config) {
-		if r, ok := one(t, cfg); ok {
-			emit(r)
-		}
-	}
-	impls := []bench.Target{batonT, peer}
+	r.herd = true
+	return r.etcdPeers([]string{s.addr})
+}
 
-	// Warm the server (a fresh JVM is slow at first) and each client path.
-	one(floorT, bench.Config{Workload: "floor", Duration: time.Second})
+// startServe3 starts a cluster of three `baton serve`.
+func (r *rig) startServe3(base, bin string) error {
+	ss, err := startServeCluster(base, bin)
+	if err != nil {
+		return err
+	}
+	var hosts []string
+	for _, s := range ss {
+		_ = r.add(s, nil)
+		hosts = append(hosts, s.addr)
+	}
+	return r.etcdPeers(hosts)
+}
+
+// etcdPeers sets what runs on etcd at hosts besides baton: the peer, and
+// for the contended rounds two floors and etcd's own server-side lock.
+// The relay floor is one write and one watch event per hand-off, the least
+// any lock there can cost; the layout floor is concurrency's layout, two
+// writes per cycle, with the line kept in process.
+func (r *rig) etcdPeers(hosts []string) error {
+	var eps []string
+	for _, h := range hosts {
+		eps = append(eps, "http://"+h)
+	}
+	if err := r.parse("etcd://" + strings.Join(hosts, ",")); err != nil {
+		return err
+	}
+	r.peer = bench.Target{Impl: "concurrency.Mutex", Factory: etcdMutexFactory{eps}, Probe: bench.EtcdProbe{URLs: eps}}
+	r.handOffFloors = []bench.Target{
+		{Impl: "relay floor", Store: r.st, Factory: &bench.EtcdRelay{Endpoints: eps}},
+		{Impl: "layout floor", Store: r.st, Factory: &bench.EtcdLayoutFloor{Endpoints: eps}},
+	}
+	// etcd's own lock over its HTTP gateway, as a program in any language
+	// takes it (docs/any-language.md).
+	if gw, err := bench.GatewayTarget(r.url); err == nil {
+		gw.Store = r.st
+		r.handOffPeers = []bench.Target{gw}
+	}
+	return nil
+}
+
+// startRedis starts n Redis servers: one is redis://, more a redlock://;
+// the peer is redsync.
+func (r *rig) startRedis(base string, n int) error {
+	var addrs []string
+	for i := range n {
+		if err := r.add(startRedis(base, i)); err != nil {
+			return err
+		}
+		addrs = append(addrs, r.servers[i].addr)
+	}
+	raw := "redis://" + addrs[0]
+	if n > 1 {
+		raw = "redlock://" + strings.Join(addrs, ",")
+	}
+	if err := r.parse(raw); err != nil {
+		return err
+	}
+	r.peer = bench.Target{Impl: "redsync", Factory: redsyncFactory{addrs}, Probe: &bench.RedisProbe{Addrs: addrs}}
+	r.manyLocks = []int{16, 100}
+	probe := func() bench.Probe { return &bench.RedisProbe{Addrs: addrs} }
+	// The relay floor: one PUBLISH (on each master) per hand-off to the
+	// next waiter of a line kept in process, the least any FIFO lock on
+	// these servers can cost. The line floor: a fair lock (with tokens on
+	// one server) and its line(s) on the server(s), with nothing but the
+	// commands that needs.
+	relay := bench.Target{Impl: "relay floor", Store: r.st, Factory: &bench.RedisRelay{Addrs: addrs}, Probe: probe()}
+	if n > 1 {
+		line := bench.Target{Impl: "line floor", Store: r.st, Factory: bench.RedlockLineFloor{Addrs: addrs}, Probe: probe()}
+		r.handOffFloors = []bench.Target{relay, line}
+		return nil
+	}
+	// The least a lock with fencing tokens runs: SET NX PX + INCR in one
+	// request, then GETDEL in a script.
+	r.cycleFloors = []bench.Target{{Impl: "fenced floor", Store: r.st, Factory: bench.RedisFloor{Addrs: addrs, Fenced: true}, Probe: probe()}}
+	// The deadline floor: the line floor whose entries carry a deadline
+	// the release checks, as issue 14 asks; the blocking floor: waiters
+	// blocked in BLPOP, no line of baton's own.
+	r.handOffFloors = []bench.Target{relay,
+		{Impl: "line floor", Store: r.st, Factory: bench.RedisLineFloor{Addr: addrs[0]}, Probe: probe()},
+		{Impl: "deadline floor", Store: r.st, Factory: bench.RedisLineFloor{Addr: addrs[0], Deadlines: true}, Probe: probe()},
+		{Impl: "blocking floor", Store: r.st, Factory: bench.RedisBlockingFloor{Addr: addrs[0]}, Probe: probe()},
+	}
+	return nil
+}
+
+// storeRun runs workloads on one store's targets, emitting the results
+// and keeping notes of the failures.
+type storeRun struct {
+	ctx    context.Context
+	p      plan
+	st     string
+	emit   func(bench.Result)
+	notes  []string
+	failed map[string]bool // impl → the store cannot be opened by it
+}
+
+// one runs cfg on t and returns its result, or false after a failure
+// (noted).
+func (r *storeRun) one(t bench.Target, cfg bench.Config) (bench.Result, bool) {
+	if r.failed[t.Impl] || r.ctx.Err() != nil {
+		return bench.Result{}, false
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = r.p.duration
+	}
+	res, err := bench.Run(r.ctx, t, cfg)
+	if err != nil {
+		r.notes = append(r.notes, fmt.Sprintf("%s on %s, %s ×%d: %v", t.Impl, r.st, cfg.Workload, cfg.Clients, err))
+		logf("%s on %s, %s: %v", t.Impl, r.st, cfg.Workload, err)
+		if strings.Contains(err.Error(), "not available") {
+			r.failed[t.Impl] = true // this build cannot open that store: skip the rest
+		}
+		return res, false
+	}
+	return res, true
+}
+
+// run runs cfg on t and emits the result.
+func (r *storeRun) run(t bench.Target, cfg bench.Config) {
+	if res, ok := r.one(t, cfg); ok {
+		r.emit(res)
+	}
+}
+
+// each runs cfg on every target.
+func (r *storeRun) each(ts []bench.Target, cfg bench.Config) {
+	for _, t := range ts {
+		r.run(t, cfg)
+	}
+}
+
+// warm warms the server (a fresh JVM is slow at first) and each client
+// path; nothing is emitted.
+func (r *storeRun) warm(floor bench.Target, impls []bench.Target) {
+	r.one(floor, bench.Config{Workload: "floor", Duration: time.Second})
 	for _, t := range impls {
-		one(t, bench.Config{Workload: "contended", Clients: 4, Duration: time.Second})
+		r.one(t, bench.Config{Workload: "contended", Clients: 4, Duration: time.Second})
 	}
-	// The figures the targets compare run in interleaved rounds (floor,
-	// baton, peer, floor, …) and the median round is reported, so that a
-	// slow spell of the machine does not land on one implementation only.
-	rounds := func(ts []bench.Target, cfg func(bench.Target) bench.Config, key func(bench.Result) float64, what string) {
-		got := make([][]bench.Result, len(ts))
-		for range max(1, p.repeats) {
-			for i, t := range ts {
-				if r, ok := one(t, cfg(t)); ok {
-					got[i] = append(got[i], r)
-				}
+}
+
+// rounds runs the figures the targets compare in interleaved rounds
+// (floor, baton, peer, floor, …) and emits the median round of each by
+// key, so that a slow spell of the machine does not land on one
+// implementation only; with several rounds, every run too, for the
+// spread of each figure.
+func (r *storeRun) rounds(ts []bench.Target, cfg func(bench.Target) bench.Config, key func(bench.Result) float64, what string) {
+	got := make([][]bench.Result, len(ts))
+	for range max(1, r.p.repeats) {
+		for i, t := range ts {
+			if res, ok := r.one(t, cfg(t)); ok {
+				got[i] = append(got[i], res)
 			}
 		}
-		for _, rs := range got {
-			if len(rs) == 0 {
-				continue
-			}
-			if len(rs) > 1 {
-				// Every run too, for the spread of each figure.
-				for k, r := range rs {
-					r.Repeat = k + 1
-					emit(r)
-				}
-			}
-			slices.SortFunc(rs, func(a, b bench.Result) int { return cmp.Compare(key(a), key(b)) })
-			m := rs[len(rs)/2]
-			if len(rs) > 1 {
-				var all []string
-				for _, r := range rs {
-					all = append(all, fmt.Sprintf("%.0f", key(r)))
-				}
-				m.Note = strings.TrimPrefix(m.Note+fmt.Sprintf("; median of %d interleaved runs (%s %s)", len(rs), what, strings.Join(all, ", ")), "; ")
-			}
-			emit(m)
+	}
+	for _, rs := range got {
+		if len(rs) == 0 {
+			continue
 		}
-	}
-	cycleP50 := func(r bench.Result) float64 {
-		if r.CycleP50 == nil {
-			return 0
+		if len(rs) > 1 {
+			for k, res := range rs {
+				res.Repeat = k + 1
+				r.emit(res)
+			}
 		}
-		return *r.CycleP50
+		slices.SortFunc(rs, func(a, b bench.Result) int { return cmp.Compare(key(a), key(b)) })
+		m := rs[len(rs)/2]
+		if len(rs) > 1 {
+			var all []string
+			for _, res := range rs {
+				all = append(all, fmt.Sprintf("%.0f", key(res)))
+			}
+			m.Note = strings.TrimPrefix(m.Note+fmt.Sprintf("; median of %d interleaved runs (%s %s)", len(rs), what, strings.Join(all, ", ")), "; ")
+		}
+		r.emit(m)
 	}
-	uncontended := append([]bench.Target{floorT}, impls...)
-	if st == "redis" {
-		// The least a lock with fencing tokens runs: SET NX PX + INCR in one
-		// request, then GETDEL in a script.
-		fenced := bench.Target{Impl: "fenced floor", Store: st, Factory: bench.RedisFloor{Addrs: u.Hosts, Fenced: true}, Probe: &bench.RedisProbe{Addrs: u.Hosts}}
-		uncontended = append([]bench.Target{floorT, fenced}, impls...)
+}
+
+// sweep runs the contended workload at each of the plan's contender
+// counts: at 8, in rounds over contenders (the floors, baton, the peers);
+// at the others, on impls once each.
+func (r *storeRun) sweep(contenders, impls []bench.Target) {
+	for _, n := range r.p.sweep {
+		if n == 8 {
+			r.rounds(contenders, func(bench.Target) bench.Config { return bench.Config{Workload: "contended", Clients: 8} },
+				func(res bench.Result) float64 { return res.AcqPerS }, "acq/s")
+			continue
+		}
+		r.each(impls, bench.Config{Workload: "contended", Clients: n, Duration: r.p.sweepDur})
 	}
-	rounds(uncontended, func(t bench.Target) bench.Config {
+}
+
+// footprints measures 1,000 waiters' memory: with bench/footprint (baton
+// and its ZooKeeper backend only), and with the baton command.
+func (r *storeRun) footprints(base string, rg *rig) {
+	fpBin := filepath.Join(base, "footprint")
+	if err := goBuild(fpBin, ".", "./footprint"); err != nil {
+		r.notes = append(r.notes, fmt.Sprintf("footprint program: %v", err))
+	} else if res, err := footprint(r.ctx, fpBin, "-zk", rg.servers[0].addr, "-waiters", "1000"); err != nil {
+		r.notes = append(r.notes, fmt.Sprintf("footprint on %s: %v", r.st, err))
+	} else {
+		r.emit(res)
+	}
+	if r.p.batonBin == "" {
+		return
+	}
+	res, err := footprint(r.ctx, r.p.batonBin, "bench", "--store", rg.rawURL, "--workload", "footprint", "--waiters", "1000", "--json")
+	if err != nil {
+		r.notes = append(r.notes, fmt.Sprintf("footprint (baton command) on %s: %v", r.st, err))
+		return
+	}
+	res.Store, res.Impl = r.st, "baton command"
+	r.emit(res)
+}
+
+// uncontendedCfg is the uncontended rounds' workload: a floor's for the
+// floors, the lock cycle for the rest.
+func uncontendedCfg(p plan) func(bench.Target) bench.Config {
+	return func(t bench.Target) bench.Config {
 		if strings.HasSuffix(t.Impl, "floor") {
 			return bench.Config{Workload: "floor", Duration: p.sweepDur}
 		}
 		return bench.Config{Workload: "uncontended", Duration: p.sweepDur}
-	}, cycleP50, "cycle p50 µs")
-	// On etcd the contended rounds also run two floors: the relay (one
-	// write and one watch event per hand-off, the least any lock there can
-	// cost) and the layout floor (concurrency's layout, two writes per
-	// cycle, with the line kept in process).
-	contenders := impls
-	if u.Scheme == store.Etcd {
-		var urls []string
-		for _, h := range u.Hosts {
-			urls = append(urls, "http://"+h)
-		}
-		relay := bench.Target{Impl: "relay floor", Store: st, Factory: &bench.EtcdRelay{Endpoints: urls}}
-		layout := bench.Target{Impl: "layout floor", Store: st, Factory: &bench.EtcdLayoutFloor{Endpoints: urls}}
-		contenders = append([]bench.Target{relay, layout}, impls...)
-		// etcd's own server-side lock over its HTTP gateway, as a
-		// program in any language takes it (docs/any-language.md).
-		if gw, err := bench.GatewayTarget(u); err == nil {
-			gw.Store = st
-			contenders = append(contenders, gw)
-		}
 	}
-	if u.Scheme == store.Redis || u.Scheme == store.Redlock {
-		// The relay floor: one PUBLISH (on each master) per hand-off to
-		// the next waiter of a line kept in process, the least any FIFO
-		// lock on these servers can cost.
-		relay := bench.Target{Impl: "relay floor", Store: st, Factory: &bench.RedisRelay{Addrs: u.Hosts, Password: u.Password},
-			Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
-		// The line floor: a fair lock (with tokens on one server) and its
-		// line(s) on the server(s), with nothing but the commands that
-		// needs.
-		var lf bench.Factory = bench.RedisLineFloor{Addr: u.Hosts[0], Password: u.Password}
-		if u.Scheme == store.Redlock {
-			lf = bench.RedlockLineFloor{Addrs: u.Hosts, Password: u.Password}
-		}
-		line := bench.Target{Impl: "line floor", Store: st, Factory: lf, Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
-		floors := []bench.Target{relay, line}
-		if u.Scheme == store.Redis {
-			// The deadline floor: the line floor whose entries carry a
-			// deadline the release checks, as issue 14 asks; the blocking
-			// floor: waiters blocked in BLPOP, no line of baton's own.
-			dl := bench.Target{Impl: "deadline floor", Store: st, Factory: bench.RedisLineFloor{Addr: u.Hosts[0], Password: u.Password, Deadlines: true},
-				Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
-			bl := bench.Target{Impl: "blocking floor", Store: st, Factory: bench.RedisBlockingFloor{Addr: u.Hosts[0], Password: u.Password},
-				Probe: &bench.RedisProbe{Addrs: u.Hosts, Password: u.Password}}
-			floors = append(floors, dl, bl)
-		}
-		contenders = append(floors, impls...)
+}
+
+// cycleP50 is a result's median cycle, in µs (0 if none).
+func cycleP50(r bench.Result) float64 {
+	if r.CycleP50 == nil {
+		return 0
 	}
-	for _, n := range p.sweep {
-		if n == 8 {
-			rounds(contenders, func(bench.Target) bench.Config { return bench.Config{Workload: "contended", Clients: 8} },
-				func(r bench.Result) float64 { return r.AcqPerS }, "acq/s")
-			continue
-		}
-		for _, t := range impls {
-			run(t, bench.Config{Workload: "contended", Clients: n, Duration: p.sweepDur})
-		}
-	}
-	if st == "zk" || strings.HasPrefix(st, "etcd") {
-		for _, w := range p.herd {
-			for _, t := range impls {
-				run(t, bench.Config{Workload: "herd", Clients: w})
-			}
-		}
-	}
-	for _, t := range impls {
-		run(t, bench.Config{Workload: "many", Clients: 4, Locks: 16})
-		if u.Scheme == store.Redis || u.Scheme == store.Redlock {
-			run(t, bench.Config{Workload: "many", Clients: 4, Locks: 100})
-		}
-	}
-	if st == "zk" {
-		fpBin := filepath.Join(base, "footprint")
-		if err := goBuild(fpBin, ".", "./footprint"); err != nil {
-			notes = append(notes, fmt.Sprintf("footprint program: %v", err))
-		} else if r, err := footprint(ctx, fpBin, "-zk", servers[0].addr, "-waiters", "1000"); err != nil {
-			notes = append(notes, fmt.Sprintf("footprint on %s: %v", st, err))
-		} else {
-			emit(r)
-		}
-		if p.batonBin != "" {
-			r, err := footprint(ctx, p.batonBin, "bench", "--store", rawURL, "--workload", "footprint", "--waiters", "1000", "--json")
-			if err != nil {
-				notes = append(notes, fmt.Sprintf("footprint (baton command) on %s: %v", st, err))
-			} else {
-				r.Store, r.Impl = st, "baton command"
-				emit(r)
-			}
-		}
-	}
-	return notes, nil
+	return *r.CycleP50
 }
 
 // footprint runs a footprint measurement (bench/footprint, or `baton bench
