@@ -70,7 +70,10 @@ func (m *Main) elect(ctx context.Context, args []string) error {
 		return err
 	}
 	defer done()
-	e := baton.NewElection(s.Session, name)
+	e, err := s.Election(name, "elect")
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	if *observe {
 		return m.observe(ctx, sigs, s.Session, e, *asJSON)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/store"
 )
 
@@ -258,13 +257,11 @@ func cleanName(name string) (string, error) {
 	return clean, nil
 }
 
-// storeName is NAME as the store names it (baton.CleanName's rule): on
-// ZooKeeper, which needs absolute paths, with a leading "/"; on the other
-// stores as written. Two NAMEs are one lock when their storeNames are
-// equal.
+// storeName is NAME as the store names it (store.URL.LockName). Two
+// NAMEs are one lock when their storeNames are equal.
 func (sf *storeFlags) storeName(name string) string {
-	if u, err := store.Parse(sf.url); err == nil && u.IsZooKeeper() {
-		return backend.AbsolutePath(name)
+	if u, err := store.Parse(sf.url); err == nil {
+		return u.LockName(name)
 	}
 	return name
 }

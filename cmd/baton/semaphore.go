@@ -48,7 +48,10 @@ func (m *Main) semaphore(ctx context.Context, args []string) error {
 	if *permitTTL > 0 {
 		return m.permitHeld(ctx, sigs, s.Session, name, *n, *permitTTL, *timeout, stop, argv)
 	}
-	sem := baton.NewSemaphore(s.Session, name, *n)
+	sem, err := s.Semaphore(name, *n, "semaphore")
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	l, err := waitForFree(ctx, sigs, *timeout, sem.TryAcquire, sem.Acquire)
 	if err != nil {
 		if isTimeout(err) {

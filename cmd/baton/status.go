@@ -143,15 +143,7 @@ type sessionSource struct {
 	last layout.Listing
 }
 
-func (r *sessionSource) kind() string {
-	switch {
-	case r.s.URL.IsZooKeeper():
-		return layout.StoreZooKeeper
-	case r.s.URL.IsEtcd():
-		return layout.StoreEtcd
-	}
-	return layout.StoreMemory
-}
+func (r *sessionSource) kind() string { return r.s.URL.Layout() }
 
 func (r *sessionSource) read(ctx context.Context) (statusReport, error) {
 	lctx, cancel := context.WithTimeout(ctx, r.dial+10*time.Second)

@@ -30,11 +30,8 @@ func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.T
 	votes := map[string]int{}
 	waiting := map[string]bool{}
 	for _, l := range locks {
-		if u.Scheme == store.Redlock {
-			// Redlock grants no fencing token (BATON_TOKEN is 0): a
-			// server's K:token counts a single-server Mutex's grants on
-			// that key, not this holder's.
-			l.Token = 0
+		if !u.Fenced() {
+			l.Token = 0 // Redlock: BATON_TOKEN is 0
 		}
 		if l.Holder != "" {
 			votes[l.Holder]++
@@ -50,12 +47,8 @@ func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.T
 	if len(rep.Entries) > 0 {
 		rep.Recipes = []string{layout.RecipeMutex}
 	}
-	need := 1
-	if u.Scheme == store.Redlock {
-		need = len(locks)/2 + 1
-	}
 	for _, n := range votes {
-		if n >= need {
+		if n >= u.Majority() {
 			rep.Holders++
 		}
 	}

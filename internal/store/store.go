@@ -83,6 +83,25 @@ func (s *Store) Locker(name string, spec LockSpec) (baton.Locker, error) {
 	return s.kind.locker(name, spec)
 }
 
+// Election makes the election on name, on the store's session; what names
+// the command for the error of a store without sessions.
+func (s *Store) Election(name, what string) (*baton.Election, error) {
+	if s.Session == nil {
+		return nil, s.URL.NeedSession(what)
+	}
+	return baton.NewElection(s.Session, name), nil
+}
+
+// Semaphore makes the semaphore of n permits on name, on the store's
+// session; what names the command for the error of a store without
+// sessions.
+func (s *Store) Semaphore(name string, n int, what string) (*baton.Semaphore, error) {
+	if s.Session == nil {
+		return nil, s.URL.NeedSession(what)
+	}
+	return baton.NewSemaphore(s.Session, name, n), nil
+}
+
 // SetIdentity makes every hold the store makes from now on write id (what
 // `baton status` shows of a holder).
 func (s *Store) SetIdentity(id baton.Identity) {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/redact"
 )
 
@@ -164,6 +166,43 @@ func parse(raw string) (URL, error) {
 
 func (u *URL) isRedis() bool {
 	return u.Scheme == Redis || u.Scheme == RedisTLS || u.Scheme == Redlock
+}
+
+// LockName is a lock's name as the store names it (baton.CleanName's
+// rule): on ZooKeeper, which needs absolute paths, with a leading "/"; on
+// the other stores as written. Two names are one lock when their
+// LockNames are equal.
+func (u URL) LockName(name string) string {
+	if u.IsZooKeeper() {
+		return backend.AbsolutePath(name)
+	}
+	return name
+}
+
+// Layout is the layout reader's name for a store with sessions
+// (layout.StoreZooKeeper, layout.StoreEtcd, else layout.StoreMemory).
+func (u URL) Layout() string {
+	switch {
+	case u.IsZooKeeper():
+		return layout.StoreZooKeeper
+	case u.IsEtcd():
+		return layout.StoreEtcd
+	}
+	return layout.StoreMemory
+}
+
+// Fenced reports whether the store's locks grant fencing tokens: every
+// kind's but Redlock's (a Redlock master's K:token counts a
+// single-server Mutex's grants on that key, not a Redlock holder's).
+func (u URL) Fenced() bool { return u.Scheme != Redlock }
+
+// Majority is how many of the store's servers a lock must hold: a
+// majority of a redlock:// URL's masters, else 1.
+func (u URL) Majority() int {
+	if u.Scheme == Redlock {
+		return len(u.Hosts)/2 + 1
+	}
+	return 1
 }
 
 // IsZooKeeper reports whether the store is ZooKeeper (zk or zks).
