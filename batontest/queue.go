@@ -168,12 +168,12 @@ func waitEmpty(t *testing.T, h Harness, name string) bool {
 }
 
 // drainFailed reports what was left when a queue never drained.
-func drainFailed(t *testing.T, h Harness, name string, errs []error, stacks string) {
+func drainFailed(t *testing.T, h Harness, name string, errs []error, progress, stacks string) {
 	t.Helper()
 	left := len(children(t, h, name))
 	claims := len(children(t, h, backend.Join(name, "claims")))
-	t.Fatalf("queue never drained: %d children and %d claims left; consumers ended with %v\nwhere the consumers were when the drain timed out:\n%s",
-		left, claims, errs, stacks)
+	t.Fatalf("queue never drained: %d children and %d claims left; consumers ended with %v\n%s\nwhere the consumers were when the wait ended:\n%s",
+		left, claims, errs, progress, stacks)
 }
 
 // loadKillingOne is the run of the queue load tests on name: consumers
@@ -203,7 +203,9 @@ func loadKillingOne(ctx context.Context, t *testing.T, h Harness, name string, s
 	}
 	killMidway(ctx, t, h, ss[:producers], ss[producers], put, items, done)
 	awaitVictim(t, victimEnded)
+	progress := watchDrain(done)
 	drained := waitEmpty(t, h, name)
+	seen := progress.end()
 	var stacks string
 	if !drained {
 		stacks = consumerStacks(64 << 10) // before stop() unblocks them
@@ -211,7 +213,7 @@ func loadKillingOne(ctx context.Context, t *testing.T, h Harness, name string, s
 	stop()
 	wg.Wait()
 	if !drained {
-		drainFailed(t, h, name, errs, stacks)
+		drainFailed(t, h, name, errs, seen, stacks)
 	}
 	return errs
 }
