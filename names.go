@@ -6,16 +6,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/internal/rediskeys"
 )
 
 // MaxNameLen is the longest recipe name, in bytes, as written (a leading
 // "/" counts).
 const MaxNameLen = 4096
-
-// reservedSuffixes end the names of the keys a Redis lock K uses besides
-// K itself (K:token, K:queue, K:waiting, K:release): a name ending in one
-// would share keys with another lock there, so no store takes it.
-var reservedSuffixes = []string{":token", ":queue", ":waiting", ":release"}
 
 // CleanName checks a recipe name and returns it as written, or an error
 // wrapping ErrInvalidName that quotes the name (%q). The rule is the same
@@ -77,7 +73,9 @@ func CleanName(name string) (string, error) {
 			return "", fmt.Errorf("%w %s: %U is a character ZooKeeper refuses, so no store takes it", ErrInvalidName, quoteName(name), r)
 		}
 	}
-	for _, s := range reservedSuffixes {
+	// A name ending in a suffix of a Redis lock's other keys would share
+	// keys with another lock there, so no store takes it.
+	for _, s := range rediskeys.Reserved {
 		if base, ok := strings.CutSuffix(name, s); ok {
 			return "", fmt.Errorf("%w %s: ends in %q, a key Redis lock %q uses", ErrInvalidName, quoteName(name), s, base)
 		}

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/batonhq/baton/internal/rediskeys"
 )
 
 var (
@@ -31,7 +33,7 @@ type keys struct {
 }
 
 func keysFor(k string) keys {
-	return keys{lock: k, token: k + ":token", queue: k + ":queue"}
+	return keys{lock: k, token: k + rediskeys.Token, queue: k + rediskeys.Queue}
 }
 
 func (k keys) all() []string { return []string{k.lock, k.token, k.queue} }
