@@ -11,27 +11,27 @@ import (
 var (
 	// ErrLocked is returned by TryLock (and other Try calls) when the
 	// recipe is held by someone else.
-	ErrLocked = errors.New("baton: already held by another")
+	ErrLocked = handle.ErrLocked
 	// ErrNotHeld is returned by Unlock (and other release calls) when the
 	// caller holds nothing.
 	ErrNotHeld = handle.ErrNotHeld
 	// ErrLost is returned (and reported by Lease.Err) when a hold may have
 	// been lost: the session ended, or our node vanished. Another client may
 	// hold the lock now.
-	ErrLost = errors.New("baton: lock lost")
+	ErrLost = handle.ErrLost
 	// ErrRevoked is the cause of a loss (reported together with ErrLost)
 	// when our node was removed by someone else while we held it: an
 	// operator, another identity, a tool such as `etcdctl del`.
-	ErrRevoked = errors.New("baton: node removed by another")
+	ErrRevoked = handle.ErrRevoked
 	// ErrSessionExpired means the server expired the session: every
 	// ephemeral node it owned is gone.
-	ErrSessionExpired = errors.New("baton: session expired")
+	ErrSessionExpired = handle.ErrSessionExpired
 	// ErrSessionLost means the session could not be confirmed alive within
 	// its TTL minus a safety margin, so it is treated as gone before the
 	// server can expire it.
-	ErrSessionLost = errors.New("baton: session lost")
+	ErrSessionLost = handle.ErrSessionLost
 	// ErrClosed means the session was closed by its owner.
-	ErrClosed = errors.New("baton: session closed")
+	ErrClosed = handle.ErrClosed
 	// ErrNotFound means a node or key does not exist.
 	ErrNotFound = errors.New("baton: not found")
 	// ErrExists means a node with a fixed name already exists.

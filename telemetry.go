@@ -2,7 +2,6 @@ package baton
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -98,37 +97,12 @@ const (
 	recipeSelector      = telemetry.RecipeLeaderSelector
 )
 
-// outcomeOf is the acquire outcome of an acquire call's error. A Try call
-// refused with ErrLocked gave up without waiting: a timeout of zero.
-func outcomeOf(err error) string {
-	switch {
-	case err == nil:
-		return telemetry.OutcomeAcquired
-	case errors.Is(err, ErrLocked), errors.Is(err, context.DeadlineExceeded):
-		return telemetry.OutcomeTimeout
-	case errors.Is(err, context.Canceled):
-		return telemetry.OutcomeCanceled
-	default:
-		return telemetry.OutcomeError
-	}
-}
-
-// endOf says how a lease that ended with err ended, and why if lost. A
-// session closed by its owner releases its leases.
-func endOf(err error) (end, reason string) {
-	switch {
-	case err == nil, errors.Is(err, ErrNotHeld), errors.Is(err, ErrClosed):
-		return telemetry.EndReleased, ""
-	case errors.Is(err, ErrSessionExpired):
-		return telemetry.EndLost, telemetry.ReasonSessionExpired
-	case errors.Is(err, ErrSessionLost):
-		return telemetry.EndLost, telemetry.ReasonSessionLost
-	case errors.Is(err, ErrRevoked):
-		return telemetry.EndRevoked, telemetry.ReasonNodeDeleted
-	default:
-		return telemetry.EndRevoked, telemetry.ReasonNodeDeleted
-	}
-}
+// outcomeOf and endOf are the one mapping of errors to acquire outcomes
+// and to the ends of holds, which the redis package's locks use too.
+var (
+	outcomeOf = telemetry.Outcome
+	endOf     = telemetry.End
+)
 
 // sessionHold is a hold reported to telemetry that ends when told, or as
 // lost when its session ends first (a recipe that does not watch a node of

@@ -46,9 +46,6 @@ type liveLock struct {
 	renewed atomic.Pointer[func(time.Duration)] // telemetry: slack at each confirmed renewal
 }
 
-// errValidity is why a hold ends when no renewal was confirmed in time.
-var errValidity = errors.New("renewal not confirmed before the lock's validity ran out")
-
 // newLiveLock starts renewing an acquisition valid until deadline (measured on
 // the monotonic clock from when the acquiring command was sent).
 func newLiveLock(key string, token int64, value string, ttl time.Duration, deadline time.Time, renew renewFunc) *liveLock {
@@ -73,7 +70,7 @@ func (h *liveLock) expired() {
 		h.expire.Reset(d) // a renewal moved the deadline meanwhile
 		return
 	}
-	h.lose(fmt.Errorf("%w: %s: %w", baton.ErrLost, h.key, errValidity))
+	h.lose(fmt.Errorf("%w: %s: %w", baton.ErrLost, h.key, handle.ErrRenewFailed))
 }
 
 // lose ends the lease as lost. Called with h.mu held.

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -60,7 +59,7 @@ func (o *observer) acquire(ctx context.Context, try bool, acquire func(context.C
 	if l != nil {
 		token = l.Token()
 	}
-	a.End(outcome(err), token, err)
+	a.End(telemetry.Outcome(err), token, err)
 	if err != nil {
 		return l, err
 	}
@@ -81,34 +80,8 @@ func (o *observer) acquire(ctx context.Context, try bool, acquire func(context.C
 	x := o.h.StartHold(a.Parent(), token, deadline)
 	go func() {
 		<-l.Done()
-		end, reason := ended(l.Err())
+		end, reason := telemetry.End(l.Err())
 		x.End(end, reason, l.Err())
 	}()
 	return l, nil
-}
-
-// outcome is the acquire outcome of err.
-func outcome(err error) string {
-	switch {
-	case err == nil:
-		return telemetry.OutcomeAcquired
-	case errors.Is(err, baton.ErrLocked), errors.Is(err, context.DeadlineExceeded):
-		return telemetry.OutcomeTimeout
-	case errors.Is(err, context.Canceled):
-		return telemetry.OutcomeCanceled
-	default:
-		return telemetry.OutcomeError
-	}
-}
-
-// ended says how a lease that ended with err ended.
-func ended(err error) (end, reason string) {
-	switch {
-	case err == nil, errors.Is(err, baton.ErrNotHeld):
-		return telemetry.EndReleased, ""
-	case errors.Is(err, errValidity):
-		return telemetry.EndLost, telemetry.ReasonRenewFailed
-	default:
-		return telemetry.EndRevoked, telemetry.ReasonNodeDeleted
-	}
 }

@@ -2,14 +2,9 @@ package handle
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
-
-// ErrNotHeld is the root package's ErrNotHeld: a release without a hold,
-// and the cause of a lease its holder released.
-var ErrNotHeld = errors.New("baton: not held")
 
 // Lease is one acquisition of a lock-like recipe: it carries the fencing
 // token of that acquisition and signals when the hold may have been lost.
