@@ -114,7 +114,7 @@ func (m *Mutex) guarded(ctx context.Context, value string) error {
 // was lost meanwhile (the server restarted again): the caller waits in
 // line again. It also keeps the Client's tokens on the key increasing
 // (see floors).
-func (m *Mutex) settle(ctx context.Context, value string, g grant) (*baton.Lease, error) {
+func (m *Mutex) settle(ctx context.Context, value string, g grant) (*liveLock, error) {
 	if !m.c.srv.hooked {
 		// No hook saw the connection that granted: ask now, after the
 		// grant, so that a restart before it is seen.

@@ -189,12 +189,3 @@ func (h *liveLock) expiryTime() time.Time {
 	defer h.mu.Unlock()
 	return h.deadline
 }
-
-// expiryOf is the loss deadline of the hold a handle has, or the zero Time.
-func expiryOf(levels *handle.Reentrant[*liveLock, *baton.Lease]) time.Time {
-	h, _, ok := levels.Current()
-	if !ok {
-		return time.Time{}
-	}
-	return h.expiryTime()
-}

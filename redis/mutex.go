@@ -11,7 +11,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/handle"
 )
 
 // cleanupTimeout bounds the release done after a cancelled or failed wait.
@@ -49,28 +48,18 @@ const cleanupTimeout = 2 * time.Second
 // A Mutex value is one holder, re-entrant like baton.Mutex. It must not be
 // copied after first use.
 type Mutex struct {
-	c     *Client
-	k     keys
-	ttl   time.Duration
-	ident *baton.Identity // WithIdentity's, or nil
-	obs   *observer       // nil: no telemetry
-	bad   error           // why the key or ttl cannot lock (checkHandle), or nil
-
-	gate   handle.Gate                               // one call at a time on this handle
-	levels handle.Reentrant[*liveLock, *baton.Lease] // what this handle holds, by level
+	lockHandle
+	c *Client
 }
 
 // NewMutex returns a lock on the key named by key, a lock name as
 // baton.CleanName has them: the key is the name as written, as redsync's
 // ("jobs/x" and "/jobs/x" are two keys). It does no I/O.
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
-	o := buildOptions(opts)
-	key = KeyOf(key)
-	return &Mutex{c: c, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redis", key, o), bad: checkHandle(key, o.ttl)}
+	m := &Mutex{c: c}
+	m.init("redis", key, opts, m)
+	return m
 }
-
-// Key is the lock's Redis key.
-func (m *Mutex) Key() string { return m.k.lock }
 
 // Lock acquires the lock, waiting in line for as long as ctx allows. The
 // returned lease carries the fencing token and ends (Done closes, Err wraps
@@ -81,45 +70,29 @@ func (m *Mutex) Key() string { return m.k.lock }
 // If ctx ends first, our place in line is given up and ctx.Err() returned;
 // when the restart guard was holding the lock back (see
 // Client.RestartGuard), the error wraps ErrRestartGuard too and says so.
-func (m *Mutex) Lock(ctx context.Context) (*baton.Lease, error) {
-	return m.obs.acquire(ctx, false, m.acquire, &m.levels)
-}
+func (m *Mutex) Lock(ctx context.Context) (*baton.Lease, error) { return m.lock(ctx, false) }
 
 // TryLock acquires the lock only if it is free; it returns an error
 // wrapping baton.ErrLocked otherwise. (While baton clients wait, a
 // baton holder hands the lock over at release, so it is never free.)
-func (m *Mutex) TryLock(ctx context.Context) (*baton.Lease, error) {
-	return m.obs.acquire(ctx, true, m.acquire, &m.levels)
-}
+func (m *Mutex) TryLock(ctx context.Context) (*baton.Lease, error) { return m.lock(ctx, true) }
 
 // Unlock releases one level of the lock; the last level deletes the key
 // (only if it still holds our value) and wakes the next waiter. Unlock
 // without a hold returns baton.ErrNotHeld; after a loss, an error wrapping
 // baton.ErrLost. The release is sent even if ctx is already cancelled
 // (bounded by a couple of seconds).
-func (m *Mutex) Unlock(ctx context.Context) error {
-	if err := m.gate.Enter(ctx); err != nil {
-		return err
-	}
-	defer m.gate.Leave()
-	return m.levels.Release(func(h *liveLock) (bool, error) { return true, m.free(ctx, h) })
-}
+func (m *Mutex) Unlock(ctx context.Context) error { return m.unlock(ctx) }
 
-// free releases h on the servers, even when ctx is already done (bounded
-// by a couple of seconds), and ends its lease.
-func (m *Mutex) free(ctx context.Context, h *liveLock) error {
-	h.stopRenewal()
-	lost := h.lease.Err()
+// giveBack deletes the key if it still holds h's value (with one GETDEL
+// while the lease is live) and hands the lock to the next waiter, even if
+// ctx is cancelled now (bounded by a couple of seconds).
+func (m *Mutex) giveBack(ctx context.Context, h *liveLock, lost error) error {
 	live := lost == nil && time.Now().Before(h.expiryTime())
-	// The release must happen even if ctx is cancelled now.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	ok, err := m.release(rctx, h.value, place{}, live)
-	h.end(baton.ErrNotHeld)
-	h.wait()
 	switch {
-	case lost != nil:
-		return lost
 	case err != nil:
 		return fmt.Errorf("redis: unlock %s: %w", m.k.lock, err)
 	case !ok:
@@ -128,30 +101,10 @@ func (m *Mutex) free(ctx context.Context, h *liveLock) error {
 	return nil
 }
 
-// Held reports whether this handle holds the lock (its lease is live).
-func (m *Mutex) Held() bool {
-	return m.levels.Live()
-}
-
-// Expiry is when the hold will be given up as lost unless an extension is
-// confirmed before: the send time of the last confirmed acquire or extend
-// plus the TTL minus the safety margin (baton.Expirer). It is the zero
-// Time when the handle holds nothing.
-func (m *Mutex) Expiry() time.Time { return expiryOf(&m.levels) }
-
-func (m *Mutex) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
-	if m.bad != nil {
-		return nil, m.bad
-	}
-	if err := m.gate.Enter(ctx); err != nil {
-		return nil, err
-	}
-	defer m.gate.Leave()
-	if l := m.levels.Again(); l != nil {
-		return l, nil
-	}
-
-	value := newValue(m.ident, m.ttl)
+// take takes the lock with value: at once when it is free, else (unless
+// try) in line, until a release hands it to us or the holder's key
+// expires.
+func (m *Mutex) take(ctx context.Context, value string, try bool) (*liveLock, error) {
 	if try || !m.c.waited.has(m.k.lock) {
 		// Not contended when last taken here: try a plain SET NX PX with
 		// the token's INCR first, and join the line only if taken. A Lock
@@ -368,9 +321,9 @@ func (m *Mutex) quick(ctx context.Context, value string) (grant, error) {
 	return g, nil
 }
 
-func (m *Mutex) held(value string, g grant) *baton.Lease {
+func (m *Mutex) held(value string, g grant) *liveLock {
 	deadline := g.sent.Add(min(g.pttl, m.ttl) - lossMargin(m.ttl))
-	h := newLiveLock(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
+	return newLiveLock(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		sent := time.Now()
 		n, err := m.c.eval(ctx, extendScript, []string{m.k.lock}, value, m.ttl.Milliseconds()).Int64()
 		if refused(err) {
@@ -386,7 +339,6 @@ func (m *Mutex) held(value string, g grant) *baton.Lease {
 		}
 		return sent.Add(m.ttl - lossMargin(m.ttl)), nil
 	})
-	return m.levels.Take(h, h.lease)
 }
 
 // release releases the lock if it holds value, leaving our place at in

@@ -51,15 +51,6 @@ func buildOptions(opts []Option) options {
 // the drift allowance leave no validity to work in.
 const MinTTL = 100 * time.Millisecond
 
-// checkHandle is why a handle on key with ttl cannot lock (CheckKey's
-// reason, or checkTTL's), or nil; constructors keep it for every call.
-func checkHandle(key string, ttl time.Duration) error {
-	if err := CheckKey(key); err != nil {
-		return err
-	}
-	return checkTTL(key, ttl)
-}
-
 // checkTTL refuses a ttl below MinTTL.
 func checkTTL(key string, ttl time.Duration) error {
 	if ttl < MinTTL {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/handle"
 )
 
 // ErrNoQuorum is returned (wrapped) by Redlock's Lock and TryLock when
@@ -87,15 +86,8 @@ const noQuorumRounds = 3
 // Redlock value is one holder, re-entrant; it must not be copied after
 // first use.
 type Redlock struct {
-	q     *Quorum
-	k     keys
-	ttl   time.Duration
-	ident *baton.Identity // WithIdentity's, or nil
-	obs   *observer       // nil: no telemetry
-	bad   error           // why the key or ttl cannot lock (checkHandle), or nil
-
-	gate   handle.Gate                               // one call at a time on this handle
-	levels handle.Reentrant[*liveLock, *baton.Lease] // what this handle holds, by level
+	lockHandle
+	q *Quorum
 
 	// lines are the entries the holder still has in lines (on masters that
 	// had not handed over when it won), left at Unlock. Guarded by gate.
@@ -105,67 +97,37 @@ type Redlock struct {
 // NewRedlock returns a Redlock on key over q's masters; key is a lock name,
 // as for NewMutex. It does no I/O.
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
-	o := buildOptions(opts)
-	key = KeyOf(key)
-	return &Redlock{q: q, k: keysFor(key), ttl: o.ttl, ident: o.ident, obs: newObserver("redlock", key, o), bad: checkHandle(key, o.ttl)}
+	r := &Redlock{q: q}
+	r.init("redlock", key, opts, r)
+	return r
 }
-
-// Key is the lock's Redis key.
-func (r *Redlock) Key() string { return r.k.lock }
 
 // Lock acquires the lock, waiting in line for as long as ctx allows; see
 // Redlock. The lease's Token is 0 (Redlock has no fencing token).
-func (r *Redlock) Lock(ctx context.Context) (*baton.Lease, error) {
-	return r.obs.acquire(ctx, false, r.acquire, &r.levels)
-}
+func (r *Redlock) Lock(ctx context.Context) (*baton.Lease, error) { return r.lock(ctx, false) }
 
 // TryLock makes one attempt. It returns an error wrapping baton.ErrLocked
 // when the lock is held elsewhere (or votes split), and one wrapping
 // ErrNoQuorum when too few masters answer.
-func (r *Redlock) TryLock(ctx context.Context) (*baton.Lease, error) {
-	return r.obs.acquire(ctx, true, r.acquire, &r.levels)
-}
+func (r *Redlock) TryLock(ctx context.Context) (*baton.Lease, error) { return r.lock(ctx, true) }
 
 // Unlock releases one level; the last releases the key on every master
 // (where it still holds our value, handing it to the next waiter there)
 // and ends the lease. It returns baton.ErrNotHeld without a hold, and an
 // error wrapping baton.ErrLost if the lease was lost.
-func (r *Redlock) Unlock(ctx context.Context) error {
-	if err := r.gate.Enter(ctx); err != nil {
-		return err
-	}
-	defer r.gate.Leave()
-	return r.levels.Release(func(h *liveLock) (bool, error) { return true, r.free(ctx, h) })
-}
+func (r *Redlock) Unlock(ctx context.Context) error { return r.unlock(ctx) }
 
-// free releases h on the servers, even when ctx is already done (bounded
-// by a couple of seconds), and ends its lease.
-func (r *Redlock) free(ctx context.Context, h *liveLock) error {
-	h.stopRenewal()
-	lost := h.lease.Err()
-	err := r.release(ctx, h.value, nil, r.lines) // even when ctx is done
+// giveBack releases h's value on every master, even when ctx is already
+// done (each bounded by the per-instance timeout), and leaves the lines
+// the holder is still in.
+func (r *Redlock) giveBack(ctx context.Context, h *liveLock, _ error) error {
+	err := r.release(ctx, h.value, nil, r.lines)
 	r.lines = nil
-	h.end(baton.ErrNotHeld)
-	h.wait()
-	switch {
-	case lost != nil:
-		return lost
-	case err != nil:
+	if err != nil {
 		return fmt.Errorf("redis: redlock unlock %s: %w", r.k.lock, err)
 	}
 	return nil
 }
-
-// Held reports whether this handle holds the lock (its lease is live).
-func (r *Redlock) Held() bool {
-	return r.levels.Live()
-}
-
-// Expiry is when the hold will be given up as lost unless a majority's
-// extension is confirmed before: the start of the last confirmed round
-// plus the TTL minus the drift allowance (baton.Expirer). It is the zero
-// Time when the handle holds nothing.
-func (r *Redlock) Expiry() time.Time { return expiryOf(&r.levels) }
 
 func (r *Redlock) timeout() time.Duration {
 	return min(max(r.ttl/50, 100*time.Millisecond), 200*time.Millisecond)
@@ -210,19 +172,7 @@ func (r *Redlock) count(rs []reply) tally {
 	return t
 }
 
-func (r *Redlock) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
-	if r.bad != nil {
-		return nil, r.bad
-	}
-	if err := r.gate.Enter(ctx); err != nil {
-		return nil, err
-	}
-	defer r.gate.Leave()
-	if l := r.levels.Again(); l != nil {
-		return l, nil
-	}
-
-	value := newValue(r.ident, r.ttl)
+func (r *Redlock) take(ctx context.Context, value string, try bool) (*liveLock, error) {
 	n := len(r.q.nodes)
 	at := make([]place, n) // our entries in the lines, from the last round
 	var wake <-chan handoff
@@ -387,7 +337,7 @@ func (r *Redlock) denied(rs []reply, refusals []error) error {
 // master's entry in at is cleared when it hands over (the release popped
 // it). It returns the lease once a majority of trusted masters are ours
 // in time, nil when it is time to look again.
-func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, at []place, t tally, start time.Time, wait time.Duration, timer *time.Timer) *baton.Lease {
+func (r *Redlock) await(ctx context.Context, value string, wake <-chan handoff, at []place, t tally, start time.Time, wait time.Duration, timer *time.Timer) *liveLock {
 	timer.Reset(wait)
 	defer func() {
 		if !timer.Stop() {
@@ -445,7 +395,7 @@ type handoff struct {
 
 // won returns the lease if a round got a majority of trusted grants in
 // time, else nil.
-func (r *Redlock) won(value string, t tally, start time.Time) *baton.Lease {
+func (r *Redlock) won(value string, t tally, start time.Time) *liveLock {
 	if t.granted < r.q.majority() {
 		return nil
 	}
@@ -583,8 +533,8 @@ func (r *Redlock) release(ctx context.Context, value string, which []bool, at []
 	return r.denied(rs, r.count(rs).refusals)
 }
 
-func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
-	h := newLiveLock(r.k.lock, 0, value, r.ttl, deadline, func(ctx context.Context) (time.Time, error) {
+func (r *Redlock) held(value string, deadline time.Time) *liveLock {
+	return newLiveLock(r.k.lock, 0, value, r.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		start := time.Now()
 		rs := r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 			n, err := nd.c.eval(ctx, extendScript, []string{r.k.lock}, value, r.ttl.Milliseconds()).Int64()
@@ -613,7 +563,6 @@ func (r *Redlock) held(value string, deadline time.Time) *baton.Lease {
 		}
 		return start.Add(r.ttl - lossMargin(r.ttl)), nil
 	})
-	return r.levels.Take(h, h.lease)
 }
 
 var _ baton.Locker = (*Redlock)(nil)

@@ -1,0 +1,115 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/handle"
+)
+
+// lockHandle is the handle Mutex and Redlock share, written once: the
+// lock's keys and options, one call at a time through the gate, what the
+// handle holds by re-entrant level, and the telemetry of its
+// acquisitions. How a hold is taken and given back on the servers (one
+// server, or a quorum of masters) is the algorithm's.
+type lockHandle struct {
+	k     keys
+	ttl   time.Duration
+	ident *baton.Identity // WithIdentity's, or nil
+	obs   *observer       // nil: no telemetry
+	bad   error           // why the name or ttl cannot lock, or nil
+	algo  algorithm
+
+	gate   handle.Gate                               // one call at a time on this handle
+	levels handle.Reentrant[*liveLock, *baton.Lease] // what this handle holds, by level
+}
+
+// algorithm takes and gives back a lock's holds on its servers.
+type algorithm interface {
+	// take acquires the lock with a new value: once if try, else waiting
+	// in line for as long as ctx allows. On failure nothing of it is left
+	// held or in line.
+	take(ctx context.Context, value string, try bool) (*liveLock, error)
+	// giveBack releases h on the servers, even when ctx is already done
+	// (bounded), and hands the lock on. h's renewal has stopped; lost is
+	// the error its lease had ended with by then, or nil.
+	giveBack(ctx context.Context, h *liveLock, lost error) error
+}
+
+// init makes h the handle of the lock named name, by algo, reported to
+// telemetry as backend. The name is cleaned here, once: it is the key as
+// written (KeyOf), and a name or ttl that cannot lock fails every call.
+func (h *lockHandle) init(backend, name string, opts []Option, algo algorithm) {
+	o := buildOptions(opts)
+	h.k, h.ttl, h.ident, h.algo = keysFor(name), o.ttl, o.ident, algo
+	h.obs = newObserver(backend, name, o)
+	if _, err := baton.CleanName(name); err != nil {
+		h.bad = err
+	} else {
+		h.bad = checkTTL(name, o.ttl)
+	}
+}
+
+// Key is the lock's Redis key: its name as written (KeyOf).
+func (h *lockHandle) Key() string { return h.k.lock }
+
+// Held reports whether this handle holds the lock (its lease is live).
+func (h *lockHandle) Held() bool { return h.levels.Live() }
+
+// Expiry is when the hold will be given up as lost unless a renewal is
+// confirmed before (baton.Expirer): the send time of the last confirmed
+// acquisition or extension (on a majority of the masters, for a Redlock)
+// plus the TTL minus the safety margin. It is the zero Time when the
+// handle holds nothing.
+func (h *lockHandle) Expiry() time.Time {
+	l, _, ok := h.levels.Current()
+	if !ok {
+		return time.Time{}
+	}
+	return l.expiryTime()
+}
+
+// lock is Lock (try false) and TryLock (try true), reported to telemetry.
+func (h *lockHandle) lock(ctx context.Context, try bool) (*baton.Lease, error) {
+	return h.obs.acquire(ctx, try, h.acquire, &h.levels)
+}
+
+// acquire raises the level of a live hold, or takes a new one.
+func (h *lockHandle) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
+	if h.bad != nil {
+		return nil, h.bad
+	}
+	if err := h.gate.Enter(ctx); err != nil {
+		return nil, err
+	}
+	defer h.gate.Leave()
+	if l := h.levels.Again(); l != nil {
+		return l, nil
+	}
+	l, err := h.algo.take(ctx, newValue(h.ident, h.ttl), try)
+	if err != nil {
+		return nil, err
+	}
+	return h.levels.Take(l, l.lease), nil
+}
+
+// unlock releases one level; the last gives the hold back on the servers
+// (even when ctx is already done) and ends its lease.
+func (h *lockHandle) unlock(ctx context.Context) error {
+	if err := h.gate.Enter(ctx); err != nil {
+		return err
+	}
+	defer h.gate.Leave()
+	return h.levels.Release(func(l *liveLock) (bool, error) {
+		l.stopRenewal()
+		lost := l.lease.Err()
+		err := h.algo.giveBack(ctx, l, lost)
+		l.end(baton.ErrNotHeld)
+		l.wait()
+		if lost != nil {
+			return true, lost
+		}
+		return true, err
+	})
+}
