@@ -79,3 +79,7 @@ func TestTopLevelNames(t *testing.T) {
 		t.Fatalf("AtomicLong /hits: %d, %v; want 0 (another counter)", n, err)
 	}
 }
+
+func TestLocker(t *testing.T) {
+	batontest.RunLocker(t, batontest.MutexLockers(harness(memory.New())))
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +33,9 @@ func quorum(t testing.TB, srvs []*redistest.Server) *redis.Quorum {
 	return q
 }
 
-func TestRedlockLockUnlock(t *testing.T) {
+// TestRedlockRenews: a holder keeps the lock well past its ttl (twice
+// over), renewed on the masters, and Held says so until Unlock.
+func TestRedlockRenews(t *testing.T) {
 	srvs := redistest.StartN(t, 5, redistest.Config{})
 	// Both quorums read the new masters' uptime now: the restart guard
 	// lets both lock once the masters have been up for a ttl.
@@ -47,17 +48,13 @@ func TestRedlockLockUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Token() != 0 || l.Key() != key || !a.Held() {
-		t.Fatalf("lease: token %d key %q held %v", l.Token(), l.Key(), a.Held())
+	if l.Key() != key || !a.Held() {
+		t.Fatalf("lease: key %q held %v", l.Key(), a.Held())
 	}
 	b := redis.NewRedlock(qb, key, redis.WithTTL(rlTTL))
-	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
-		t.Fatalf("TryLock on a held Redlock: %v", err)
-	}
-	// Renewed past its ttl (twice over).
 	renewedPast(t, a, start, 2*rlTTL, func() {})
-	if l.Err() != nil {
-		t.Fatal(l.Err())
+	if l.Err() != nil || !a.Held() {
+		t.Fatalf("after renewals: lease %v, held %v", l.Err(), a.Held())
 	}
 	if _, err := b.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
 		t.Fatalf("TryLock on a renewed Redlock: %v", err)
@@ -65,69 +62,8 @@ func TestRedlockLockUnlock(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(l.Err(), baton.ErrNotHeld) {
-		t.Fatalf("lease after Unlock: %v", l.Err())
-	}
-	if err := a.Unlock(ctx); !errors.Is(err, baton.ErrNotHeld) {
-		t.Fatalf("second Unlock: %v", err)
-	}
-	if _, err := b.TryLock(ctx); err != nil {
-		t.Fatalf("TryLock on a free Redlock: %v", err)
-	}
-	_ = b.Unlock(ctx)
-}
-
-// TestRedlockUnlockCancelledCtx: a cancelled ctx still releases the lock
-// on every master (the release round is bounded by the per-instance
-// timeout, not by ctx).
-func TestRedlockUnlockCancelledCtx(t *testing.T) {
-	srvs := redistest.StartN(t, 3, redistest.Config{})
-	q := quorum(t, srvs)
-	ctx := within(t, 20*time.Second)
-	key := freshKey(t)
-	m := redis.NewRedlock(q, key, redis.WithTTL(rlTTL))
-	if _, err := m.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	unlockCancelled(t, ctx, m, key, dialAll(t, srvs))
-}
-
-func TestRedlockExclusion(t *testing.T) {
-	srvs := redistest.StartN(t, 5, redistest.Config{})
-	ctx := within(t, 60*time.Second)
-	key := freshKey(t)
-	const clients, cycles = 8, 15
-	var chk batontest.Checker
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for i := range clients {
-		m := redis.NewRedlock(quorum(t, srvs), key, redis.WithTTL(rlTTL))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range cycles {
-				l, err := m.Lock(ctx)
-				if err != nil {
-					errs <- err
-					return
-				}
-				sp := chk.Enter(i, l.Token())
-				batontest.Hold(l)
-				chk.Leave(sp)
-				if err := m.Unlock(ctx); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if err := chk.Verify(false); err != nil {
-		t.Fatal(err)
+	if a.Held() {
+		t.Fatal("Held after Unlock")
 	}
 }
 

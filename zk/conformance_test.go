@@ -87,3 +87,7 @@ func TestConformance(t *testing.T) {
 func TestConn(t *testing.T) {
 	batontest.RunConn(t, harness(t))
 }
+
+func TestLocker(t *testing.T) {
+	batontest.RunLocker(t, batontest.MutexLockers(harness(t)))
+}

@@ -189,6 +189,13 @@ func TestConn(t *testing.T) {
 	batontest.RunConn(t, harness(t))
 }
 
+// TestLocker runs the baton.Locker suite on baton.Mutex, beside the
+// conformance suites.
+func TestLocker(t *testing.T) {
+	t.Parallel()
+	batontest.RunLocker(t, batontest.MutexLockers(harness(t)))
+}
+
 // TestConformanceSecure runs the whole conformance suite, and the Conn
 // suite, on a server with
 // TLS (client certificates required) and authentication on, every session

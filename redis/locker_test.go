@@ -1,0 +1,118 @@
+package redis_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/proxy"
+	"github.com/batonhq/baton/internal/redistest"
+	"github.com/batonhq/baton/redis"
+)
+
+// The baton.Locker suite on both Redis locks. Every handle is its own
+// holder, on a Client (or a Quorum) of its own dialed through TCP proxies
+// of its own, so that one holder can be cut off the servers.
+
+func TestMutexLocker(t *testing.T) {
+	srv := sharedServer(t)
+	batontest.RunLocker(t, batontest.LockerHarness{
+		Name:      "redis.Mutex",
+		Reentrant: true,
+		Tokens:    true,
+		New: func(t *testing.T, n int, ttl time.Duration) batontest.LockerSet {
+			return lockerSet(t, []*redistest.Server{srv}, n, func(key string, ttl time.Duration, ps []*proxy.Proxy) baton.Locker {
+				c := dialVia(t, ps[0])
+				t.Cleanup(func() { _ = c.Close() })
+				return redis.NewMutex(c, key, redis.WithTTL(ttl))
+			}, ttl)
+		},
+	})
+}
+
+func TestRedlockLocker(t *testing.T) {
+	srvs := redistest.Shared(t, "redlock", 5)
+	for _, s := range srvs {
+		s.WaitUp(batontest.LoadTTL) // the restart guard holds back no lock of that ttl
+	}
+	batontest.RunLocker(t, batontest.LockerHarness{
+		Name:      "redis.Redlock",
+		Reentrant: true,
+		New: func(t *testing.T, n int, ttl time.Duration) batontest.LockerSet {
+			return lockerSet(t, srvs, n, func(key string, ttl time.Duration, ps []*proxy.Proxy) baton.Locker {
+				cs := make([]*redis.Client, len(ps))
+				for i, p := range ps {
+					cs[i] = dialVia(t, p)
+				}
+				q := redis.NewQuorum(cs...)
+				t.Cleanup(func() { _ = q.Close() }) // and its clients
+				return redis.NewRedlock(q, key, redis.WithTTL(ttl))
+			}, ttl)
+		},
+	})
+}
+
+// lockerSet makes n handles on a fresh key over srvs with newLock, each
+// through proxies of its own (one per server), with the given ttl (0: a
+// second). Contenders counts the key and its line on each server, and
+// reports the most any has.
+func lockerSet(t *testing.T, srvs []*redistest.Server, n int, newLock func(key string, ttl time.Duration, ps []*proxy.Proxy) baton.Locker, ttl time.Duration) batontest.LockerSet {
+	if ttl == 0 {
+		ttl = time.Second
+	}
+	key := freshKey(t)
+	direct := make([]*redis.Client, len(srvs))
+	for i, s := range srvs {
+		direct[i] = dial(t, s)
+	}
+	proxies := make([][]*proxy.Proxy, n)
+	lockers := make([]baton.Locker, n)
+	for i := range lockers {
+		for _, s := range srvs {
+			proxies[i] = append(proxies[i], proxy.Start(t, s.Addr()))
+		}
+		lockers[i] = newLock(key, ttl, proxies[i])
+	}
+	return batontest.LockerSet{
+		Lockers: lockers,
+		Contenders: func(t *testing.T) int {
+			most := 0
+			for _, c := range direct {
+				held, err := c.Redis().Exists(context.Background(), key).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				line, err := c.Redis().ZCard(context.Background(), key+":queue").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				most = max(most, int(held+line))
+			}
+			return most
+		},
+		Cut: func(t *testing.T, i int) func() {
+			for _, p := range proxies[i] {
+				p.Blackhole()
+			}
+			return func() {
+				for _, p := range proxies[i] {
+					p.Heal()
+				}
+			}
+		},
+	}
+}
+
+// dialVia connects to a server through p.
+func dialVia(t testing.TB, p *proxy.Proxy) *redis.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := redis.Dial(ctx, "redis://"+p.Addr())
+	if err != nil {
+		t.Fatalf("dial %s: %v", p.Addr(), err)
+	}
+	return c
+}
