@@ -107,32 +107,43 @@ func (m *Mutex) giveBack(ctx context.Context, h *liveLock, lost error) error {
 func (m *Mutex) take(ctx context.Context, value string, try bool) (*liveLock, error) {
 	if try || !m.c.waited.has(m.k.lock) {
 		// Not contended when last taken here: try a plain SET NX PX with
-		// the token's INCR first, and join the line only if taken. A Lock
-		// subscribes the Client's channel meanwhile (once per Client), so
-		// that joining the line waits for no further round trip.
-		if !try {
-			m.c.hub.prime(ctx)
-		}
-		g, err := m.quick(ctx, value)
-		if err != nil {
-			return nil, m.giveUp(ctx, value, place{}, err)
-		}
-		switch {
-		case g.ok && try && !m.c.srv.trusted(m.ttl):
-			return nil, m.guarded(ctx, value)
-		case g.ok:
-			l, err := m.settle(ctx, value, g)
-			if err != nil {
-				return nil, m.giveUp(ctx, value, place{}, err)
-			}
-			if l != nil {
-				return l, nil
-			}
-			// Lost while the restart guard held it back: wait in line.
-		case try:
-			return nil, fmt.Errorf("%w: %s", baton.ErrLocked, m.k.lock)
+		// the token's INCR first, and join the line only if taken.
+		if h, done, err := m.takeFree(ctx, value, try); done {
+			return h, err
 		}
 	}
+	return m.waitInLine(ctx, value)
+}
+
+// takeFree takes the lock if it is free, with one SET NX PX and the
+// token's INCR, pipelined. It reports done false when Lock is to wait in
+// line: the lock is taken, or was lost while the restart guard held it
+// back. A Lock subscribes the Client's channel meanwhile (once per
+// Client), so that joining the line waits for no further round trip.
+func (m *Mutex) takeFree(ctx context.Context, value string, try bool) (h *liveLock, done bool, err error) {
+	if !try {
+		m.c.hub.prime(ctx)
+	}
+	g, err := m.quick(ctx, value)
+	switch {
+	case err != nil:
+		return nil, true, m.giveUp(ctx, value, place{}, err)
+	case g.ok && try && !m.c.srv.trusted(m.ttl):
+		return nil, true, m.guarded(ctx, value)
+	case g.ok:
+		h, err := m.settled(ctx, value, g)
+		return h, h != nil || err != nil, err
+	case try:
+		return nil, true, fmt.Errorf("%w: %s", baton.ErrLocked, m.k.lock)
+	}
+	return nil, false, nil
+}
+
+// waitInLine takes the lock in its line: each attempt takes it if it is
+// free, or joins the line (refreshes our place in it); between attempts
+// we wait for a release to hand it to us, for our place to need a
+// refresh, or for the holder's key to expire.
+func (m *Mutex) waitInLine(ctx context.Context, value string) (*liveLock, error) {
 	// Listen before joining the line: a grant published after we join is
 	// then never missed. This is no I/O once the Client's one pub/sub
 	// channel is subscribed.
@@ -146,32 +157,20 @@ func (m *Mutex) take(ctx context.Context, value string, try bool) (*liveLock, er
 	<-timer.C
 	defer timer.Stop()
 	for first := true; ; first = false {
-		// Take the lock, or join the line (or refresh our place in it).
 		g, err := m.attempt(ctx, value, true, at)
 		if err != nil {
 			return nil, m.giveUp(ctx, value, at, err)
 		}
 		if g.ok {
 			m.c.waited.set(m.k.lock, !first)
-			l, err := m.settle(ctx, value, g)
-			if err != nil {
-				return nil, m.giveUp(ctx, value, place{}, err)
-			}
-			if l != nil {
-				return l, nil
+			if h, err := m.settled(ctx, value, g); h != nil || err != nil {
+				return h, err
 			}
 			at = place{} // lost while the restart guard held it back: rejoin
 			continue
 		}
 		at = g.at
-		// Look again when our entry needs a refresh, or when the holder's
-		// key expires (a holder that crashed, or one that does not hand
-		// over, like redsync).
-		wait := m.ttl / 3
-		if g.pttl >= 0 && g.pttl < wait {
-			wait = max(g.pttl, time.Millisecond)
-		}
-		timer.Reset(wait)
+		timer.Reset(m.lookAgain(g))
 		select {
 		case msg := <-l.C:
 			if !timer.Stop() {
@@ -183,12 +182,8 @@ func (m *Mutex) take(ctx context.Context, value string, try bool) (*liveLock, er
 			// time.
 			if tok, ok := grantFor(msg, at.entry); ok {
 				m.c.waited.set(m.k.lock, true)
-				l, err := m.settle(ctx, value, grant{ok: true, token: tok, pttl: m.ttl, sent: g.sent})
-				if err != nil {
-					return nil, m.giveUp(ctx, value, place{}, err)
-				}
-				if l != nil {
-					return l, nil
+				if h, err := m.settled(ctx, value, grant{ok: true, token: tok, pttl: m.ttl, sent: g.sent}); h != nil || err != nil {
+					return h, err
 				}
 				at = place{} // popped by the hand-off
 			}
@@ -197,6 +192,29 @@ func (m *Mutex) take(ctx context.Context, value string, try bool) (*liveLock, er
 			return nil, m.giveUp(ctx, value, at, ctx.Err())
 		}
 	}
+}
+
+// lookAgain is how long a waiter that attempt g put in line waits for a
+// hand-off before it looks again: when its entry needs a refresh, or
+// sooner when the holder's key expires (a holder that crashed, or one
+// that does not hand over, like redsync).
+func (m *Mutex) lookAgain(g grant) time.Duration {
+	wait := m.ttl / 3
+	if g.pttl >= 0 && g.pttl < wait {
+		wait = max(g.pttl, time.Millisecond)
+	}
+	return wait
+}
+
+// settled is settle for take: the hold once the restart guard trusts the
+// server, nil and no error when the key was lost meanwhile (wait in line
+// again), or the error once we gave up.
+func (m *Mutex) settled(ctx context.Context, value string, g grant) (*liveLock, error) {
+	h, err := m.settle(ctx, value, g)
+	if err != nil {
+		return nil, m.giveUp(ctx, value, place{}, err)
+	}
+	return h, nil
 }
 
 // grantFor parses a hand-off message "<entry> <token>" and reports
