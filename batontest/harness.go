@@ -1,7 +1,8 @@
 // Package batontest is the conformance suite every baton backend must
 // pass: each recipe's contract, mutual exclusion under load, herd-freedom
 // and the fault cases, written once and run against memory, ZooKeeper and
-// etcd.
+// etcd (Run, RunConn); and the suite of the baton.Locker contract
+// (RunLocker), which every lock passes, the Redis locks among them.
 package batontest
 
 import (
