@@ -70,9 +70,29 @@ func (h *lockHandle) Expiry() time.Time {
 	return l.expiryTime()
 }
 
-// lock is Lock (try false) and TryLock (try true), reported to telemetry.
-func (h *lockHandle) lock(ctx context.Context, try bool) (*baton.Lease, error) {
-	return h.obs.acquire(ctx, try, h.acquire, &h.levels)
+// Lock acquires the lock, waiting in line for as long as ctx allows. The
+// lease carries the fencing token (always 0 on a Redlock, which has
+// none) and ends (Done closes, Err wraps baton.ErrLost) as soon as a
+// renewal cannot be confirmed before the validity last confirmed runs
+// out, that is before the key can expire on the server (on a majority of
+// the masters). On a handle that holds the lock, Lock returns its lease
+// one level up.
+//
+// If ctx ends first, our place in line is given up and ctx.Err() returned;
+// when the restart guard was holding the lock back (see
+// Client.RestartGuard and Quorum.RestartGuard), the error wraps
+// ErrRestartGuard too and says so.
+func (h *lockHandle) Lock(ctx context.Context) (*baton.Lease, error) {
+	return h.obs.acquire(ctx, false, h.acquire, &h.levels)
+}
+
+// TryLock makes one attempt: it acquires the lock only if it is free, and
+// returns an error wrapping baton.ErrLocked otherwise (on a Redlock, also
+// when the votes split). While baton clients wait, a baton holder hands
+// the lock over at release, so it is never free. On a Redlock, it fails
+// with an error wrapping ErrNoQuorum when too few masters answer.
+func (h *lockHandle) TryLock(ctx context.Context) (*baton.Lease, error) {
+	return h.obs.acquire(ctx, true, h.acquire, &h.levels)
 }
 
 // acquire raises the level of a live hold, or takes a new one.
@@ -94,9 +114,13 @@ func (h *lockHandle) acquire(ctx context.Context, try bool) (*baton.Lease, error
 	return h.levels.Take(l, l.lease), nil
 }
 
-// unlock releases one level; the last gives the hold back on the servers
-// (even when ctx is already done) and ends its lease.
-func (h *lockHandle) unlock(ctx context.Context) error {
+// Unlock releases one level of the lock; the last releases the key (on
+// every master, for a Redlock) where it still holds our value, hands it to
+// the next waiter in line there, and ends the lease. Unlock without a hold
+// returns baton.ErrNotHeld; after a loss, an error wrapping baton.ErrLost.
+// The release is sent even if ctx is already cancelled (bounded by a
+// couple of seconds).
+func (h *lockHandle) Unlock(ctx context.Context) error {
 	if err := h.gate.Enter(ctx); err != nil {
 		return err
 	}

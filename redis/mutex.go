@@ -61,29 +61,6 @@ func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	return m
 }
 
-// Lock acquires the lock, waiting in line for as long as ctx allows. The
-// returned lease carries the fencing token and ends (Done closes, Err wraps
-// baton.ErrLost) as soon as a renewal cannot be confirmed before the last
-// confirmed validity runs out, that is before the key can expire on the
-// server.
-//
-// If ctx ends first, our place in line is given up and ctx.Err() returned;
-// when the restart guard was holding the lock back (see
-// Client.RestartGuard), the error wraps ErrRestartGuard too and says so.
-func (m *Mutex) Lock(ctx context.Context) (*baton.Lease, error) { return m.lock(ctx, false) }
-
-// TryLock acquires the lock only if it is free; it returns an error
-// wrapping baton.ErrLocked otherwise. (While baton clients wait, a
-// baton holder hands the lock over at release, so it is never free.)
-func (m *Mutex) TryLock(ctx context.Context) (*baton.Lease, error) { return m.lock(ctx, true) }
-
-// Unlock releases one level of the lock; the last level deletes the key
-// (only if it still holds our value) and wakes the next waiter. Unlock
-// without a hold returns baton.ErrNotHeld; after a loss, an error wrapping
-// baton.ErrLost. The release is sent even if ctx is already cancelled
-// (bounded by a couple of seconds).
-func (m *Mutex) Unlock(ctx context.Context) error { return m.unlock(ctx) }
-
 // giveBack deletes the key if it still holds h's value (with one GETDEL
 // while the lease is live) and hands the lock to the next waiter, even if
 // ctx is cancelled now (bounded by a couple of seconds).

@@ -100,21 +100,6 @@ func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	return r
 }
 
-// Lock acquires the lock, waiting in line for as long as ctx allows; see
-// Redlock. The lease's Token is 0 (Redlock has no fencing token).
-func (r *Redlock) Lock(ctx context.Context) (*baton.Lease, error) { return r.lock(ctx, false) }
-
-// TryLock makes one attempt. It returns an error wrapping baton.ErrLocked
-// when the lock is held elsewhere (or votes split), and one wrapping
-// ErrNoQuorum when too few masters answer.
-func (r *Redlock) TryLock(ctx context.Context) (*baton.Lease, error) { return r.lock(ctx, true) }
-
-// Unlock releases one level; the last releases the key on every master
-// (where it still holds our value, handing it to the next waiter there)
-// and ends the lease. It returns baton.ErrNotHeld without a hold, and an
-// error wrapping baton.ErrLost if the lease was lost.
-func (r *Redlock) Unlock(ctx context.Context) error { return r.unlock(ctx) }
-
 // giveBack releases h's value on every master, even when ctx is already
 // done (each bounded by the per-instance timeout), and leaves the lines
 // the holder is still in.
