@@ -190,10 +190,13 @@ func TestConn(t *testing.T) {
 }
 
 // TestLocker runs the baton.Locker suite on baton.Mutex, beside the
-// conformance suites.
+// conformance suites: on the same server, so under names of its own.
 func TestLocker(t *testing.T) {
 	t.Parallel()
-	batontest.RunLocker(t, batontest.MutexLockers(harness(t)))
+	h := harness(t)
+	next := h.Path
+	h.Path = func(t testing.TB) string { return strings.Replace(next(t), "/test-", "/locker-", 1) }
+	batontest.RunLocker(t, batontest.MutexLockers(h))
 }
 
 // TestConformanceSecure runs the whole conformance suite, and the Conn
