@@ -461,13 +461,18 @@ func testLockerLoss(t *testing.T, h LockerHarness) {
 	}
 }
 
-// MutexLockers is the LockerHarness of baton.Mutex on h's store: each
-// handle on a session of its own, its lock's contenders are its lock
-// nodes, and Cut is h.Partition.
-func MutexLockers(h Harness) LockerHarness {
+// MutexLockers is the LockerHarness of baton.Mutex on h's store, made
+// with opts: each handle on a session of its own, its lock's contenders
+// are its lock nodes, and Cut is h.Partition. reentrant says whether opts
+// make it re-entrant (baton.Reentrant).
+func MutexLockers(h Harness, reentrant bool, opts ...baton.MutexOption) LockerHarness {
+	label := h.Name + ": baton.Mutex"
+	if reentrant {
+		label += ", Reentrant"
+	}
 	return LockerHarness{
-		Name:      h.Name + ": baton.Mutex",
-		Reentrant: true,
+		Name:      label,
+		Reentrant: reentrant,
 		Tokens:    true,
 		New: func(t *testing.T, n int, ttl time.Duration) LockerSet {
 			name := h.Path(t)
@@ -475,7 +480,7 @@ func MutexLockers(h Harness) LockerHarness {
 			ls := make([]baton.Locker, n)
 			for i := range ss {
 				ss[i] = h.Open(t, ttl)
-				ls[i] = baton.NewMutex(ss[i], name)
+				ls[i] = baton.NewMutex(ss[i], name, opts...)
 			}
 			set := LockerSet{
 				Lockers:    ls,

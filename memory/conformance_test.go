@@ -81,5 +81,7 @@ func TestTopLevelNames(t *testing.T) {
 }
 
 func TestLocker(t *testing.T) {
-	batontest.RunLocker(t, batontest.MutexLockers(harness(memory.New())))
+	h := harness(memory.New())
+	batontest.RunLocker(t, batontest.MutexLockers(h, false))
+	t.Run("Reentrant", func(t *testing.T) { batontest.RunLocker(t, batontest.MutexLockers(h, true, baton.Reentrant())) })
 }

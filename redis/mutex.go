@@ -45,8 +45,10 @@ const cleanupTimeout = 2 * time.Second
 // publishes; a lock freed that way goes to whoever asks first, not to
 // the head of the line.
 //
-// A Mutex value is one holder, re-entrant like baton.Mutex. It must not be
-// copied after first use.
+// A Mutex value is one holder, re-entrant as a baton.Mutex made with
+// baton.Reentrant: Lock on a Mutex that holds returns the same lease one
+// level up, and only the last of as many Unlocks releases it. It must not
+// be copied after first use.
 type Mutex struct {
 	lockHandle
 	c *Client

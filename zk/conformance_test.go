@@ -89,5 +89,7 @@ func TestConn(t *testing.T) {
 }
 
 func TestLocker(t *testing.T) {
-	batontest.RunLocker(t, batontest.MutexLockers(harness(t)))
+	h := harness(t)
+	batontest.RunLocker(t, batontest.MutexLockers(h, false))
+	t.Run("Reentrant", func(t *testing.T) { batontest.RunLocker(t, batontest.MutexLockers(h, true, baton.Reentrant())) })
 }

@@ -196,7 +196,8 @@ func TestLocker(t *testing.T) {
 	h := harness(t)
 	next := h.Path
 	h.Path = func(t testing.TB) string { return strings.Replace(next(t), "/test-", "/locker-", 1) }
-	batontest.RunLocker(t, batontest.MutexLockers(h))
+	batontest.RunLocker(t, batontest.MutexLockers(h, false))
+	t.Run("Reentrant", func(t *testing.T) { batontest.RunLocker(t, batontest.MutexLockers(h, true, baton.Reentrant())) })
 }
 
 // TestConformanceSecure runs the whole conformance suite, and the Conn
