@@ -11,6 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	goredis "github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton/internal/rediskeys"
 )
 
 // The floors: the raw client operations one lock cycle needs on a store,
@@ -232,7 +234,7 @@ func (l *redisFloorLocker) Lock(ctx context.Context) error {
 		if l.c.fenced {
 			_, err := rc.Pipelined(ctx, func(p goredis.Pipeliner) error {
 				p.SetNX(ctx, l.key, l.value, floorTTL)
-				p.Incr(ctx, l.key+":token")
+				p.Incr(ctx, l.key+rediskeys.Token)
 				return nil
 			})
 			return err

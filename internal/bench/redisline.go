@@ -7,6 +7,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/batonhq/baton/internal/rediskeys"
 )
 
 // RedisLineFloor is the least a fair lock with fencing tokens runs on one
@@ -124,7 +126,7 @@ type redisLineClient struct {
 // Locker returns a handle; a client's handles must not wait at once (they
 // share its one subscription, read by the waiter itself).
 func (c *redisLineClient) Locker(name string) Locker {
-	return &redisLineLocker{c: c, keys: []string{name, name + ":token", name + ":line"}}
+	return &redisLineLocker{c: c, keys: []string{name, name + rediskeys.Token, name + ":line"}}
 }
 
 func (c *redisLineClient) Close(context.Context) error {

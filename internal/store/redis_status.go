@@ -14,6 +14,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/redact"
+	"github.com/batonhq/baton/internal/rediskeys"
 	"github.com/batonhq/baton/redis"
 )
 
@@ -163,7 +164,7 @@ func (in *RedisInspector) Names(ctx context.Context, prefix string, limit int) (
 			var plain []string
 			for _, k := range keys {
 				switch {
-				case strings.HasSuffix(k, ":token"), strings.HasSuffix(k, ":queue"):
+				case strings.HasSuffix(k, rediskeys.Token), strings.HasSuffix(k, rediskeys.Queue):
 					sets[i][k[:strings.LastIndexByte(k, ':')]] = true
 				case !strings.HasSuffix(k, ":waiting") && !strings.HasSuffix(k, ":release"):
 					plain = append(plain, k)
@@ -236,8 +237,8 @@ func inspectOne(ctx context.Context, c *goredis.Client, server, name string) (Re
 	pipe := c.Pipeline()
 	get := pipe.Get(ctx, name)
 	ttl := pipe.PTTL(ctx, name)
-	tok := pipe.Get(ctx, name+":token")
-	queue := pipe.ZRange(ctx, name+":queue", 0, -1)
+	tok := pipe.Get(ctx, name+rediskeys.Token)
+	queue := pipe.ZRange(ctx, name+rediskeys.Queue, 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
 		return rl, err
 	}
