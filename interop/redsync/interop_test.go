@@ -150,6 +150,10 @@ func exclusion(t *testing.T, ctx context.Context, lockers []locker, cycles int) 
 // takes while the first is held.
 func TestMutexAndRedsyncExcludeEachOther(t *testing.T) {
 	srv := redistest.Start(t, redistest.Config{})
+	// baton's restart guard keeps a server up for less than a lock's TTL
+	// from granting (TryLock below would be refused): wait out the
+	// longest TTL used here.
+	srv.WaitUp(2 * time.Second)
 	for _, k := range spellings(t) {
 		t.Run(strings.ReplaceAll(k, "/", "_"), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -217,6 +221,9 @@ func TestMutexAndRedsyncExcludeEachOther(t *testing.T) {
 // other, for every spelling of the name.
 func TestRedlockAndRedsyncExcludeEachOther(t *testing.T) {
 	srvs := redistest.StartN(t, 5, redistest.Config{})
+	for _, s := range srvs {
+		s.WaitUp(time.Second) // the restart guard, as above
+	}
 	var urls []string
 	for _, s := range srvs {
 		urls = append(urls, s.URL())
