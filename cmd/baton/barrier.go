@@ -71,14 +71,14 @@ func (m *Main) barrier(ctx context.Context, args []string) error {
 	}
 	status := 0
 	if argv != nil {
-		res, err := m.runCmd(argv, []string{"BATON_BARRIER=" + name}, sigs, runSpec{lost: s.Session.Done(), stop: stopSpec{killAfter: 10 * time.Second}})
+		res, err := m.runCmd(argv, []string{"BATON_BARRIER=" + name}, sigs, runSpec{lost: s.Session.Done(), stop: stopSpec{KillAfter: 10 * time.Second}})
 		if err != nil {
 			return err
 		}
-		if res.lost {
+		if res.Lost {
 			return exitWith(exitLost, fmt.Errorf("barrier %s: session lost while CMD ran: CMD stopped", name))
 		}
-		status = res.status
+		status = res.Status
 	}
 	var left time.Duration
 	if *timeout > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/store"
+	"github.com/batonhq/baton/internal/supervise"
 )
 
 // electRequeue is `baton elect --requeue NAME [--value V] -- CMD`: a
@@ -103,29 +104,29 @@ func (m *Main) requeueOn(ctx context.Context, sigs *signals, s *store.Store, nam
 			case err != nil:
 				quit()
 				return err
-			case r.guardDied:
+			case r.WatchdogDied:
 				quit()
 				return exitWith(exitFailure, fmt.Errorf("leadership of %s: the watchdog process was killed; CMD stopped", name))
-			case r.stopped:
+			case r.Stopped:
 				quit()
-				return exitWith(r.status, nil)
-			case r.lost:
+				return exitWith(r.Status, nil)
+			case r.Lost:
 				fmt.Fprintf(m.Stderr, "baton: leadership of %s lost while CMD ran (%v); CMD stopped; campaigning again\n", name, leaseErr(l, r))
-			case r.jeopardy:
-				fmt.Fprintf(m.Stderr, "baton: leadership of %s in jeopardy while CMD ran (no contact with the store confirmed until --grace %v before the loss deadline); CMD stopped; campaigning again\n", name, stop.grace)
-			case r.status != 0:
-				fmt.Fprintf(m.Stderr, "baton: elect %s: CMD exited %d; campaigning again\n", name, r.status)
+			case r.Jeopardy:
+				fmt.Fprintf(m.Stderr, "baton: leadership of %s in jeopardy while CMD ran (no contact with the store confirmed until --grace %v before the loss deadline); CMD stopped; campaigning again\n", name, stop.Grace)
+			case r.Status != 0:
+				fmt.Fprintf(m.Stderr, "baton: elect %s: CMD exited %d; campaigning again\n", name, r.Status)
 			}
 		}
 	}
 }
 
 // leaseErr says why a hold ended while CMD ran.
-func leaseErr(l *baton.Lease, r childResult) error {
+func leaseErr(l *baton.Lease, r supervise.Result) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	if r.expired {
+	if r.Expired {
 		return errors.New("no contact with the store confirmed before the loss deadline; the watchdog killed CMD")
 	}
 	return errors.New("ended")

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os/exec"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/store"
+	"github.com/batonhq/baton/internal/supervise"
 )
 
 const defaultStore = store.Default
@@ -224,18 +224,9 @@ func (m *Main) checkCmd(argv []string, heldVar, name string, sf *storeFlags) err
 		return usageErr("%s=%s: this command already runs under %s; a nested one would wait for itself", heldVar, name, name)
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
-		return exitWith(cannotRun(err), fmt.Errorf("cannot run %s: %v", argv[0], err))
+		return exitWith(supervise.CannotRunStatus(err), fmt.Errorf("cannot run %s: %v", argv[0], err))
 	}
 	return nil
-}
-
-// cannotRun is the exit status for a CMD that could not be started with
-// err: 127 if it was not found, 126 if it was found but cannot be run.
-func cannotRun(err error) int {
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return 127
-	}
-	return 126
 }
 
 // nameRule is NAME's rule in the -h texts (baton.CleanName's).

@@ -35,18 +35,18 @@ func (m *Main) runHeld(sigs *signals, l *baton.Lease, what string, env, argv []s
 		return err
 	}
 	switch {
-	case res.guardDied:
+	case res.WatchdogDied:
 		return exitWith(exitFailure, fmt.Errorf("%s: the watchdog process was killed; CMD stopped", what))
-	case res.lost && l.Err() == nil && res.expired:
+	case res.Lost && l.Err() == nil && res.Expired:
 		return exitWith(exitLost, fmt.Errorf("%s lost while CMD ran (no contact with the store confirmed before the loss deadline); the watchdog killed CMD", what))
-	case res.jeopardy && l.Err() == nil:
-		return exitWith(exitLost, fmt.Errorf("%s in jeopardy while CMD ran (no contact with the store confirmed until --grace %v before the loss deadline); CMD stopped, giving the hold up", what, stop.grace))
-	case res.lost && l.Err() == nil:
-		return exitWith(res.status, fmt.Errorf("%s revoked on request while CMD ran; CMD stopped, releasing", what))
-	case res.lost:
+	case res.Jeopardy && l.Err() == nil:
+		return exitWith(exitLost, fmt.Errorf("%s in jeopardy while CMD ran (no contact with the store confirmed until --grace %v before the loss deadline); CMD stopped, giving the hold up", what, stop.Grace))
+	case res.Lost && l.Err() == nil:
+		return exitWith(res.Status, fmt.Errorf("%s revoked on request while CMD ran; CMD stopped, releasing", what))
+	case res.Lost:
 		return exitWith(exitLost, fmt.Errorf("%s lost while CMD ran (%v); CMD stopped", what, l.Err()))
 	}
-	return exitWith(res.status, nil)
+	return exitWith(res.Status, nil)
 }
 
 // deadlineOf is l's loss deadline for the watchdog (Lease.Deadline), or

@@ -158,5 +158,5 @@ func (m *Main) joinGroup(ctx context.Context, sigs *signals, sf *storeFlags, fir
 	if err != nil {
 		return err
 	}
-	return exitWith(res.status, nil)
+	return exitWith(res.Status, nil)
 }

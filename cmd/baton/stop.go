@@ -5,17 +5,12 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/handle"
+	"github.com/batonhq/baton/internal/supervise"
 )
 
-// stopSpec is how CMD is told to stop while a hold is in danger or over:
-// SIGTERM grace before the loss deadline when no contact with the store
-// has been confirmed (jeopardy), or when baton learns that the hold ended;
-// SIGKILL killAfter after the SIGTERM, and at the loss deadline at the
-// latest.
-type stopSpec struct {
-	grace     time.Duration
-	killAfter time.Duration
-}
+// stopSpec is how CMD is told to stop while a hold is in danger or over
+// (--grace, --kill-after).
+type stopSpec = supervise.Stop
 
 // stopFlags are --grace and --kill-after, the flags of the commands that
 // run CMD under a hold (lock, elect, semaphore).
@@ -36,16 +31,16 @@ func addStopFlags(fs *flagSet) *stopFlags {
 // notice must come after the renewal every TTL/3 had its chance, or every
 // hold would be told to stop between two renewals.
 func (f *stopFlags) spec(verb string, ttl time.Duration) (stopSpec, error) {
-	sp := stopSpec{grace: handle.DefaultGrace(ttl), killAfter: f.killAfter}
+	sp := stopSpec{Grace: handle.DefaultGrace(ttl), KillAfter: f.killAfter}
 	if f.grace.set {
-		sp.grace = f.grace.d
+		sp.Grace = f.grace.d
 	}
 	if ttl < minTTL || ttl > maxTTL {
 		return sp, nil // --ttl's own check says so
 	}
-	if limit := graceLimit(ttl); sp.grace >= limit {
+	if limit := graceLimit(ttl); sp.Grace >= limit {
 		return sp, usageErr("%s: --grace %v: must be under %v with --ttl %v (a hold renews every TTL/3 and is given up TTL/5 before its TTL runs out without contact; this much grace would stop CMD between two renewals)",
-			verb, sp.grace, limit, ttl)
+			verb, sp.Grace, limit, ttl)
 	}
 	return sp, nil
 }

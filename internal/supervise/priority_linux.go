@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package supervise
 
 import "golang.org/x/sys/unix"
 

@@ -1,9 +1,9 @@
 //go:build !linux
 
-package main
+package supervise
 
 import "syscall"
 
 // setDeathSignal does nothing where there is no parent-death signal: the
-// watchdog alone stops CMD's group when baton dies.
+// watchdog alone stops CMD's group when the supervisor dies.
 func setDeathSignal(*syscall.SysProcAttr) {}
