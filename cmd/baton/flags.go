@@ -340,10 +340,10 @@ func isTimeout(err error) bool { return errors.Is(err, errTimeout) }
 func wrapExit(err error, format string, a ...any) error {
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err == nil {
+		if ee.Err == nil {
 			return err
 		}
-		return exitWith(ee.code, fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), ee.err))
+		return exitWith(ee.Code, fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), ee.Err))
 	}
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), err)
 }

@@ -9,14 +9,16 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/batonhq/baton/cmd/baton/internal/exit"
 )
 
 // Exit statuses besides CMD's own.
 const (
-	exitFailure = 1  // store errors and other failures
-	exitUsage   = 2  // bad flags or arguments
-	exitTimeout = 75 // not acquired within --timeout (EX_TEMPFAIL)
-	exitLost    = 76 // the lock or leadership was lost while CMD ran
+	exitFailure = exit.Failure
+	exitUsage   = exit.Usage
+	exitTimeout = exit.Timeout
+	exitLost    = exit.Lost
 )
 
 // Main is the baton program: Run parses the arguments and runs one
@@ -62,27 +64,13 @@ func (m *Main) lookupEnv(k string) (string, bool) {
 }
 
 // exitError carries an exit status; an empty message prints nothing.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
+type exitError = exit.Error
 
 // exitWith returns an error that makes baton exit with code, printing err
 // (if not nil) as the one line on stderr.
-func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
+func exitWith(code int, err error) error { return exit.With(code, err) }
 
-func usageErr(format string, a ...any) error {
-	return exitWith(exitUsage, fmt.Errorf(format, a...))
-}
+func usageErr(format string, a ...any) error { return exit.Usagef(format, a...) }
 
 // libPrefix is the "baton: " that starts the library's error texts, where
 // one starts inside a message: at its start, after ": ", "; " or "(".
@@ -110,14 +98,14 @@ func errLine(err error) string {
 // own, or the store flags' and names' checks all commands share).
 func namedUsage(name string, err error) error {
 	ee, ok := err.(*exitError)
-	if !ok || ee.code != exitUsage || ee.err == nil {
+	if !ok || ee.Code != exitUsage || ee.Err == nil {
 		return err
 	}
-	msg := errLine(ee.err)
+	msg := errLine(ee.Err)
 	if strings.HasPrefix(msg, name+":") || strings.HasPrefix(msg, name+" ") {
 		return err
 	}
-	return exitWith(exitUsage, fmt.Errorf("%s: %w", name, ee.err))
+	return exitWith(exitUsage, fmt.Errorf("%s: %w", name, ee.Err))
 }
 
 // Exit prints err (one line, never a stack trace) and returns the exit
@@ -129,7 +117,7 @@ func (m *Main) Exit(err error) int {
 	code := exitFailure
 	var ee *exitError
 	if errors.As(err, &ee) {
-		code = ee.code
+		code = ee.Code
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -141,7 +141,7 @@ func (w *demoWorker) elect(ctx context.Context) error {
 	e := baton.NewElection(w.s, w.name)
 	err := w.do(ctx, func(ctx context.Context) error { return e.Campaign(ctx, []byte(w.log.id)) })
 	var ee *exitError
-	if errors.As(err, &ee) && ee.err == nil {
+	if errors.As(err, &ee) && ee.Err == nil {
 		return nil // stopped by the demo while still a candidate
 	}
 	if err != nil {
