@@ -1,10 +1,13 @@
-package main
+package serve
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/batonhq/baton/cmd/baton/internal/exit"
 
 	"github.com/batonhq/baton/etcd/embedded"
 )
@@ -15,30 +18,30 @@ const defaultQuotaBytes = 2 << 30
 // defaultSnapshotCount is serve's --snapshot-count: etcd's own default.
 const defaultSnapshotCount = 10000
 
-// serveOps are serve's operations flags.
-type serveOps struct {
+// Ops are serve's operations flags.
+type Ops struct {
 	compactEvery time.Duration
 	quota        byteSize
 	snapshots    uint64
 }
 
-// addServeOps adds the operations flags to fs.
-func addServeOps(fs *flagSet) *serveOps {
-	o := &serveOps{quota: defaultQuotaBytes}
+// AddFlags adds the operations flags to fs.
+func (o *Ops) AddFlags(fs *flag.FlagSet) {
+	o.quota = defaultQuotaBytes
 	fs.DurationVar(&o.compactEvery, "compaction-interval", embedded.DefaultCompactEvery,
 		"every this long, compact history older than one interval, defragment when more than half the backend is free, and disarm a space alarm that freed (0: never)")
 	fs.Var(&o.quota, "quota-backend-bytes", "the backend's space `SIZE` (bytes, or with KiB, MiB, GiB): past it the server refuses writes until space is freed")
 	fs.Uint64Var(&o.snapshots, "snapshot-count", defaultSnapshotCount, "applied entries between two snapshots (older WAL files go after one)")
-	return o
 }
 
-// apply checks the flags and sets them in cfg.
-func (o *serveOps) apply(cfg *embedded.Config) error {
+// Apply checks the flags and sets them in cfg. Its errors are usage
+// errors.
+func (o *Ops) Apply(cfg *embedded.Config) error {
 	if o.compactEvery < 0 {
-		return usageErr("serve: --compaction-interval must not be negative")
+		return exit.Usagef("serve: --compaction-interval must not be negative")
 	}
 	if o.snapshots == 0 {
-		return usageErr("serve: --snapshot-count must be positive")
+		return exit.Usagef("serve: --snapshot-count must be positive")
 	}
 	cfg.CompactEvery, cfg.QuotaBackendBytes, cfg.SnapshotCount = o.compactEvery, int64(o.quota), o.snapshots
 	return nil
