@@ -21,38 +21,51 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var sf storeFlags
-	var fs = m.newFlags("queue "+v, map[string]string{
-		"put": "queue put [--store URL] [--priority N | --delay D] NAME [VALUE…]   (no VALUE: one item per line of stdin)",
-		"take": "queue take [--store URL] [--ttl 10s] [--priority | --delay] [--timeout D] [--retry D] [--raw | -0] NAME\n\n" +
-			"Claims the first item, writes it to stdout and only then removes it from the queue: if the\n" +
-			"write fails (a full disk, a closed pipe) the item stays in the queue, and if baton dies\n" +
-			"before removing it, the item goes back once its session ends (at least once). A queue that\n" +
-			"holds items of another kind only (--priority, --delay, or none of these) is refused (exit 2).",
-		"len": "queue len [--store URL] [--priority | --delay] NAME   (items of the other kinds: on stderr)",
-	}[v], &sf, v == "take")
-	var kind queueKind
-	if v == "put" {
-		fs.Func("priority", "put into the priority queue NAME with priority `N` (a 32-bit integer, 0 to 99999 on etcd, whose layout is etcd's recipes' (others exit 2); lower comes out first)", func(s string) error {
-			p, err := strconv.ParseInt(s, 10, 32)
-			if err != nil {
-				return fmt.Errorf("want a 32-bit integer")
-			}
-			kind.priority, kind.pri = int32(p), true
-			return nil
-		})
-		fs.Func("delay", "put into the delay queue NAME, to be taken no earlier than `D` from now (e.g. 30s, 5m)", func(s string) error {
-			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
-				return fmt.Errorf("want a duration ≥ 0")
-			}
-			kind.delay, kind.del = d, true
-			return nil
-		})
-	} else {
-		fs.BoolVar(&kind.pri, "priority", false, v+": the priority queue NAME (lowest priority number first)")
-		fs.BoolVar(&kind.del, "delay", false, v+": the delay queue NAME (only items whose delay has passed)")
+	qa, err := m.parseQueue(v, args)
+	if err != nil {
+		return err
 	}
+	if v == "take" {
+		return m.queueTake(ctx, &qa.sf, qa.name, qa.kind, qa.timeout, qa.retry, qa.end)
+	}
+	sigs, s, done, err := m.openVerb(ctx, &qa.sf, "queue")
+	if err != nil {
+		return err
+	}
+	defer done()
+	if v == "len" {
+		return m.queueLen(ctx, sigs, s.Session, &qa.sf, qa.name, qa.kind)
+	}
+	return m.queuePut(ctx, sigs, qa.kind.open(s.Session, qa.name), qa.name, qa.values)
+}
+
+// queueSynopses are the queue verbs' usage texts.
+var queueSynopses = map[string]string{
+	"put": "queue put [--store URL] [--priority N | --delay D] NAME [VALUE…]   (no VALUE: one item per line of stdin)",
+	"take": "queue take [--store URL] [--ttl 10s] [--priority | --delay] [--timeout D] [--retry D] [--raw | -0] NAME\n\n" +
+		"Claims the first item, writes it to stdout and only then removes it from the queue: if the\n" +
+		"write fails (a full disk, a closed pipe) the item stays in the queue, and if baton dies\n" +
+		"before removing it, the item goes back once its session ends (at least once). A queue that\n" +
+		"holds items of another kind only (--priority, --delay, or none of these) is refused (exit 2).",
+	"len": "queue len [--store URL] [--priority | --delay] NAME   (items of the other kinds: on stderr)",
+}
+
+// queueArgs are a queue verb's flags and arguments.
+type queueArgs struct {
+	sf      storeFlags
+	kind    queueKind
+	timeout time.Duration // take
+	retry   time.Duration // take
+	end     []byte        // take: what follows the item on stdout
+	name    string
+	values  []string // put: the items (none: stdin's lines)
+}
+
+// parseQueue parses the arguments of queue verb v.
+func (m *Main) parseQueue(v string, args []string) (*queueArgs, error) {
+	qa := &queueArgs{}
+	fs := m.newFlags("queue "+v, queueSynopses[v], &qa.sf, v == "take")
+	addQueueKindFlags(fs, v, &qa.kind)
 	timeout := fs.Duration("timeout", 0, "take: give up (exit 75) if no item within this long; 0 waits forever")
 	var retry *time.Duration
 	if v == "take" {
@@ -62,56 +75,70 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 	nul := fs.Bool("0", false, "take: end the item with a NUL byte instead of a newline (for values with newlines)")
 	pos, rest, err := parseArgs(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pos = append(pos, rest...)
 	if *raw && *nul {
-		return usageErr("queue take: --raw and -0 exclude each other")
+		return nil, usageErr("queue take: --raw and -0 exclude each other")
 	}
-	if kind.pri && kind.del {
-		return usageErr("queue %s: --priority and --delay exclude each other", v)
+	if qa.kind.pri && qa.kind.del {
+		return nil, usageErr("queue %s: --priority and --delay exclude each other", v)
 	}
 	if len(pos) == 0 {
-		return usageErr("queue %s: missing NAME", v)
+		return nil, usageErr("queue %s: missing NAME", v)
 	}
-	name, err := cleanName(pos[0])
-	if err != nil {
-		return err
+	if qa.name, err = cleanName(pos[0]); err != nil {
+		return nil, err
 	}
-	sf.name = name
+	qa.sf.name = qa.name
 	if v != "put" && len(pos) > 1 {
-		return usageErr("queue %s: unexpected arguments after NAME", v)
+		return nil, usageErr("queue %s: unexpected arguments after NAME", v)
 	}
+	qa.values, qa.timeout = pos[1:], *timeout
 	if v == "take" {
-		end := []byte("\n")
+		qa.retry, qa.end = *retry, []byte("\n")
 		switch {
 		case *raw:
-			end = nil
+			qa.end = nil
 		case *nul:
-			end = []byte{0}
+			qa.end = []byte{0}
 		}
-		return m.queueTake(ctx, &sf, name, kind, *timeout, *retry, end)
 	}
-	sigs, s, done, err := m.openVerb(ctx, &sf, "queue")
-	if err != nil {
-		return err
+	return qa, nil
+}
+
+// addQueueKindFlags adds --priority and --delay to fs: with put a
+// priority N and a delay D, with the other verbs which queue to use.
+func addQueueKindFlags(fs *flagSet, v string, kind *queueKind) {
+	if v != "put" {
+		fs.BoolVar(&kind.pri, "priority", false, v+": the priority queue NAME (lowest priority number first)")
+		fs.BoolVar(&kind.del, "delay", false, v+": the delay queue NAME (only items whose delay has passed)")
+		return
 	}
-	defer done()
-	if v == "len" {
-		return m.queueLen(ctx, sigs, s.Session, &sf, name, kind)
-	}
-	q := kind.open(s.Session, name)
-	values := pos[1:]
+	fs.Func("priority", "put into the priority queue NAME with priority `N` (a 32-bit integer, 0 to 99999 on etcd, whose layout is etcd's recipes' (others exit 2); lower comes out first)", func(s string) error {
+		p, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return fmt.Errorf("want a 32-bit integer")
+		}
+		kind.priority, kind.pri = int32(p), true
+		return nil
+	})
+	fs.Func("delay", "put into the delay queue NAME, to be taken no earlier than `D` from now (e.g. 30s, 5m)", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration ≥ 0")
+		}
+		kind.delay, kind.del = d, true
+		return nil
+	})
+}
+
+// queuePut puts values on q, or with none the lines of stdin.
+func (m *Main) queuePut(ctx context.Context, sigs *signals, q queueOps, name string, values []string) error {
 	if len(values) == 0 {
-		sc := bufio.NewScanner(m.Stdin)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			values = append(values, sc.Text())
-		}
-		if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("queue put: a line of stdin is over 1 MiB, the most one item may hold")
-		} else if err != nil {
-			return fmt.Errorf("queue put: read stdin: %w", err)
+		var err error
+		if values, err = m.stdinLines(); err != nil {
+			return err
 		}
 	}
 	for _, val := range values {
@@ -126,6 +153,22 @@ func (m *Main) queue(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// stdinLines are the lines of stdin, each an item of at most 1 MiB.
+func (m *Main) stdinLines() ([]string, error) {
+	var values []string
+	sc := bufio.NewScanner(m.Stdin)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		values = append(values, sc.Text())
+	}
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("queue put: a line of stdin is over 1 MiB, the most one item may hold")
+	} else if err != nil {
+		return nil, fmt.Errorf("queue put: read stdin: %w", err)
+	}
+	return values, nil
 }
 
 // queueLen prints the number of items of kind on name, and says on
