@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batonhq/baton/cmd/baton/internal/demo"
 	"github.com/batonhq/baton/etcd/embedded"
 	"github.com/batonhq/baton/internal/store"
 )
@@ -74,9 +75,9 @@ func (m *Main) demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("demo: find the baton executable: %w", err)
 	}
-	d := &demoRun{m: m, out: m.Stdout, exe: exe, dir: dir, ttl: sf.ttl,
-		prefix: "/baton-demo/" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-	defer d.killAll()
+	d := &demo.Run{Out: m.Stdout, Exe: exe, Dir: dir, TTL: sf.ttl,
+		Prefix: "/baton-demo/" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	defer d.KillAll()
 
 	if sf.url == "" {
 		srv, err := embedded.Start(ctx, embedded.Config{DataDir: filepath.Join(dir, "etcd"), Fast: true})
@@ -85,28 +86,22 @@ func (m *Main) demo(ctx context.Context, args []string) error {
 		}
 		defer srv.Close()
 		sf.url = "etcd://" + srv.Addr()
-		fmt.Fprintf(d.out, "baton demo: embedded etcd on %s (pass --store URL to use ZooKeeper or another etcd)\n", srv.Addr())
+		fmt.Fprintf(d.Out, "baton demo: embedded etcd on %s (pass --store URL to use ZooKeeper or another etcd)\n", srv.Addr())
 	}
 	s, err := m.openFor(ctx, sigs, &sf, "demo")
 	if err != nil {
 		return err
 	}
 	defer closeStore(s)
-	d.store, d.tls, d.session = s.URL, sf.tls, s.Session
-	fmt.Fprintf(d.out, "store %s, session TTL %v, names under %s\n\n", s.URL, d.ttl, d.prefix)
+	d.Store, d.TLS, d.Session = s.URL, sf.tls, s.Session
+	fmt.Fprintf(d.Out, "store %s, session TTL %v, names under %s\n\n", s.URL, d.TTL, d.Prefix)
 
-	var sum demoSummary
-	for _, phase := range []func(context.Context, *demoSummary) error{
-		func(ctx context.Context, sum *demoSummary) error { return d.lockPhase(ctx, sum, *workers, *rounds) },
-		d.electPhase, d.barrierPhase, d.queuePhase,
-	} {
-		if err := phase(ctx, &sum); err != nil {
-			if ctx.Err() != nil {
-				return exitWith(sigStatus(os.Interrupt), errors.New("demo interrupted"))
-			}
-			return fmt.Errorf("demo: %w", err)
+	sum, err := d.Play(ctx, *workers, *rounds)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitWith(sigStatus(os.Interrupt), errors.New("demo interrupted"))
 		}
+		return fmt.Errorf("demo: %w", err)
 	}
-	sum.total = time.Since(began)
-	return d.summary(&sum)
+	return d.Summary(sum, time.Since(began))
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bufio"
@@ -20,25 +20,40 @@ import (
 	"github.com/batonhq/baton/internal/store"
 )
 
-// demoRun is one `baton demo`: the store, the worker processes and their
-// event logs.
-type demoRun struct {
-	m       *Main
-	out     io.Writer
-	exe     string
-	dir     string
-	ttl     time.Duration
-	prefix  string
-	store   store.URL
-	tls     store.TLSFiles
-	session *baton.Session
+// Run is one `baton demo`: the store, the worker processes (baton's
+// hidden `worker` command) and their event logs.
+type Run struct {
+	Out     io.Writer      // where the demo tells its story
+	Exe     string         // the baton executable the workers run
+	Dir     string         // for the event logs
+	TTL     time.Duration  // the workers' session TTL
+	Prefix  string         // the names the demo uses are under it
+	Store   store.URL      // the workers' store
+	TLS     store.TLSFiles // and its TLS files
+	Session *baton.Session // the demo's own session on Store
 
 	mu    sync.Mutex
-	procs []*demoProc
+	procs []*proc
 }
 
-// demoProc is one worker process.
-type demoProc struct {
+// Play runs the four phases, lock, election, barrier and queue, with
+// workers lock contenders of rounds acquisitions each, and returns what
+// they found (for Summary).
+func (d *Run) Play(ctx context.Context, workers, rounds int) (*Findings, error) {
+	sum := &Findings{}
+	for _, phase := range []func(context.Context, *Findings) error{
+		func(ctx context.Context, sum *Findings) error { return d.lockPhase(ctx, sum, workers, rounds) },
+		d.electPhase, d.barrierPhase, d.queuePhase,
+	} {
+		if err := phase(ctx, sum); err != nil {
+			return nil, err
+		}
+	}
+	return sum, nil
+}
+
+// proc is one worker process.
+type proc struct {
 	id     string
 	cmd    *exec.Cmd
 	stderr bytes.Buffer
@@ -55,15 +70,15 @@ type event struct {
 }
 
 // spawn starts `baton worker ROLE` as worker id, logging to log.
-func (d *demoRun) spawn(role, id, name, log string, extra ...string) (*demoProc, error) {
-	args := append([]string{"worker", role, "--ttl", d.ttl.String(),
+func (d *Run) spawn(role, id, name, log string, extra ...string) (*proc, error) {
+	args := append([]string{"worker", role, "--ttl", d.TTL.String(),
 		"--name", name, "--id", id, "--log", log}, extra...)
-	p := &demoProc{id: id, done: make(chan struct{})}
-	p.cmd = exec.Command(d.exe, args...)
+	p := &proc{id: id, done: make(chan struct{})}
+	p.cmd = exec.Command(d.Exe, args...)
 	// The store goes through the environment: its password must not show
 	// in the process list.
-	p.cmd.Env = append(os.Environ(), "BATON_STORE="+d.store.Unredacted(),
-		"BATON_TLS_CA="+d.tls.CA, "BATON_TLS_CERT="+d.tls.Cert, "BATON_TLS_KEY="+d.tls.Key)
+	p.cmd.Env = append(os.Environ(), "BATON_STORE="+d.Store.Unredacted(),
+		"BATON_TLS_CA="+d.TLS.CA, "BATON_TLS_CERT="+d.TLS.Cert, "BATON_TLS_KEY="+d.TLS.Key)
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %s: %w", id, err)
@@ -79,8 +94,8 @@ func (d *demoRun) spawn(role, id, name, log string, extra ...string) (*demoProc,
 }
 
 // spawnN starts n workers w1…wn; args(i) adds per-worker flags.
-func (d *demoRun) spawnN(n int, role, name, log string, args func(i int) []string) ([]*demoProc, error) {
-	var ps []*demoProc
+func (d *Run) spawnN(n int, role, name, log string, args func(i int) []string) ([]*proc, error) {
+	var ps []*proc
 	for i := 1; i <= n; i++ {
 		var extra []string
 		if args != nil {
@@ -97,7 +112,7 @@ func (d *demoRun) spawnN(n int, role, name, log string, args func(i int) []strin
 
 // wait waits for the workers to exit successfully, giving up at ctx's end
 // or after limit.
-func (d *demoRun) wait(ctx context.Context, ps []*demoProc, limit time.Duration) error {
+func (d *Run) wait(ctx context.Context, ps []*proc, limit time.Duration) error {
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	for _, p := range ps {
@@ -115,8 +130,8 @@ func (d *demoRun) wait(ctx context.Context, ps []*demoProc, limit time.Duration)
 	return nil
 }
 
-// killAll kills every worker still running and reaps it.
-func (d *demoRun) killAll() {
+// KillAll kills every worker still running and reaps it.
+func (d *Run) KillAll() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, p := range d.procs {
@@ -130,7 +145,7 @@ func (d *demoRun) killAll() {
 }
 
 // logPath names a phase's event log.
-func (d *demoRun) logPath(phase string) string { return filepath.Join(d.dir, phase+".log") }
+func (d *Run) logPath(phase string) string { return filepath.Join(d.Dir, phase+".log") }
 
 // events reads a log in file order, which is the order the events
 // happened in.
@@ -202,7 +217,7 @@ func waitCount(ctx context.Context, path string, limit time.Duration, kind strin
 // progress prints how many events of kind the log has, every so often,
 // until stop is closed: at most every 250 ms, and only after a tenth of
 // total more (so at most nine lines, however long the run).
-func (d *demoRun) progress(path, kind, unit string, total int, stop <-chan struct{}) {
+func (d *Run) progress(path, kind, unit string, total int, stop <-chan struct{}) {
 	last := 0
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -220,7 +235,7 @@ func (d *demoRun) progress(path, kind, unit string, total int, stop <-chan struc
 			}
 		}
 		if progressDue(n, last, total) {
-			fmt.Fprintf(d.out, "    … %d/%d %s\n", n, total, unit)
+			fmt.Fprintf(d.Out, "    … %d/%d %s\n", n, total, unit)
 			last = n
 		}
 	}
@@ -251,4 +266,4 @@ func watchEvents(evs []event) (n int64, ok bool) {
 }
 
 // kill sends sig to a worker.
-func (p *demoProc) kill(sig syscall.Signal) { _ = p.cmd.Process.Signal(sig) }
+func (p *proc) kill(sig syscall.Signal) { _ = p.cmd.Process.Signal(sig) }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// demoSummary collects each phase's findings.
-type demoSummary struct {
+// Findings are what each phase found, for Summary.
+type Findings struct {
 	acquisitions  int
 	overlaps      int
 	order         []string
@@ -37,13 +37,13 @@ type demoSummary struct {
 
 // lockPhase: workers contend for one lock, each logging acquire and
 // release inside the critical section.
-func (d *demoRun) lockPhase(ctx context.Context, sum *demoSummary, workers, rounds int) error {
-	name, log := d.prefix+"/lock", d.logPath("lock")
+func (d *Run) lockPhase(ctx context.Context, sum *Findings, workers, rounds int) error {
+	name, log := d.Prefix+"/lock", d.logPath("lock")
 	total := workers * rounds
-	fmt.Fprintf(d.out, "1/4 lock: %d worker processes × %d acquisitions of %s\n", workers, rounds, name)
+	fmt.Fprintf(d.Out, "1/4 lock: %d worker processes × %d acquisitions of %s\n", workers, rounds, name)
 	// A start barrier holds the workers until all are up, so that all of
 	// them contend from the first round.
-	start := baton.NewBarrier(d.session, name+"-start")
+	start := baton.NewBarrier(d.Session, name+"-start")
 	if err := start.Set(ctx); err != nil {
 		return fmt.Errorf("lock: start barrier: %w", err)
 	}
@@ -94,7 +94,7 @@ func (d *demoRun) lockPhase(ctx context.Context, sum *demoSummary, workers, roun
 		}
 	}
 	sum.watchEvents, sum.watchCounted = watchEvents(evs)
-	fmt.Fprintf(d.out, "    done: %d acquisitions in %v, %d overlapping\n\n", sum.acquisitions, sum.lockTime.Round(time.Millisecond), sum.overlaps)
+	fmt.Fprintf(d.Out, "    done: %d acquisitions in %v, %d overlapping\n\n", sum.acquisitions, sum.lockTime.Round(time.Millisecond), sum.overlaps)
 	if sum.acquisitions != total {
 		return fmt.Errorf("lock: %d acquisitions logged, want %d", sum.acquisitions, total)
 	}
@@ -103,10 +103,10 @@ func (d *demoRun) lockPhase(ctx context.Context, sum *demoSummary, workers, roun
 
 // electPhase: three candidates; the leader is killed (SIGKILL, no chance
 // to resign) and the time until the next one leads is the failover time.
-func (d *demoRun) electPhase(ctx context.Context, sum *demoSummary) error {
+func (d *Run) electPhase(ctx context.Context, sum *Findings) error {
 	const n = 3
-	name, log := d.prefix+"/leader", d.logPath("elect")
-	fmt.Fprintf(d.out, "2/4 election: %d candidates on %s\n", n, name)
+	name, log := d.Prefix+"/leader", d.logPath("elect")
+	fmt.Fprintf(d.Out, "2/4 election: %d candidates on %s\n", n, name)
 	ps, err := d.spawnN(n, "elect", name, log, nil)
 	if err != nil {
 		return err
@@ -117,13 +117,13 @@ func (d *demoRun) electPhase(ctx context.Context, sum *demoSummary) error {
 		return fmt.Errorf("election: waiting for a leader: %w", err)
 	}
 	sum.firstLeader = first.id
-	var victim *demoProc
+	var victim *proc
 	for _, p := range ps {
 		if p.id == first.id {
 			victim = p
 		}
 	}
-	fmt.Fprintf(d.out, "    leader: %s (pid %d); killing it with SIGKILL…\n", first.id, victim.cmd.Process.Pid)
+	fmt.Fprintf(d.Out, "    leader: %s (pid %d); killing it with SIGKILL…\n", first.id, victim.cmd.Process.Pid)
 	killed := time.Now()
 	victim.kill(syscall.SIGKILL)
 	next, err := waitEvent(ctx, log, 30*time.Second, func(e event) bool { return isLeader(e) && e.id != first.id })
@@ -131,8 +131,8 @@ func (d *demoRun) electPhase(ctx context.Context, sum *demoSummary) error {
 		return fmt.Errorf("election: waiting for the next leader: %w", err)
 	}
 	sum.nextLeader, sum.failover = next.id, next.at.Sub(killed)
-	fmt.Fprintf(d.out, "    new leader: %s, %v after the kill\n\n", next.id, sum.failover.Round(time.Millisecond))
-	var rest []*demoProc
+	fmt.Fprintf(d.Out, "    new leader: %s, %v after the kill\n\n", next.id, sum.failover.Round(time.Millisecond))
+	var rest []*proc
 	for _, p := range ps {
 		if p != victim {
 			p.kill(syscall.SIGTERM) // resign and exit
@@ -145,11 +145,11 @@ func (d *demoRun) electPhase(ctx context.Context, sum *demoSummary) error {
 
 // barrierPhase: participants arrive at different times; none starts
 // before all have arrived, none finishes before all are done.
-func (d *demoRun) barrierPhase(ctx context.Context, sum *demoSummary) error {
+func (d *Run) barrierPhase(ctx context.Context, sum *Findings) error {
 	const n = 4
-	name, log := d.prefix+"/barrier", d.logPath("barrier")
+	name, log := d.Prefix+"/barrier", d.logPath("barrier")
 	sum.barrierN = n
-	fmt.Fprintf(d.out, "3/4 double barrier: %d workers arriving 150 ms apart on %s\n", n, name)
+	fmt.Fprintf(d.Out, "3/4 double barrier: %d workers arriving 150 ms apart on %s\n", n, name)
 	ps, err := d.spawnN(n, "barrier", name, log, func(i int) []string {
 		return []string{"-n", strconv.Itoa(n), "--delay", (time.Duration(i-1) * 150 * time.Millisecond).String(),
 			"--hold", (time.Duration(n-i+1) * 50 * time.Millisecond).String()}
@@ -181,7 +181,7 @@ func (d *demoRun) barrierPhase(ctx context.Context, sum *demoSummary) error {
 		sort.Slice(enters, func(i, j int) bool { return enters[i].Before(enters[j]) })
 		sum.enterSpread = enters[n-1].Sub(enters[0])
 	}
-	fmt.Fprintf(d.out, "    all %d entered after the last arrival: %v; all left after the last finished: %v\n\n",
+	fmt.Fprintf(d.Out, "    all %d entered after the last arrival: %v; all left after the last finished: %v\n\n",
 		n, yesNo(sum.enteredTogeth), yesNo(sum.leftTogether))
 	return nil
 }
@@ -195,11 +195,11 @@ func lockPhaseLimit(total int) time.Duration {
 }
 
 // queuePhase: the demo puts items, consumers drain them.
-func (d *demoRun) queuePhase(ctx context.Context, sum *demoSummary) error {
+func (d *Run) queuePhase(ctx context.Context, sum *Findings) error {
 	const items, consumers = 40, 4
-	name, log := d.prefix+"/queue", d.logPath("queue")
-	fmt.Fprintf(d.out, "4/4 queue: %d items, %d consumers on %s\n", items, consumers, name)
-	q := baton.NewQueue(d.session, name)
+	name, log := d.Prefix+"/queue", d.logPath("queue")
+	fmt.Fprintf(d.Out, "4/4 queue: %d items, %d consumers on %s\n", items, consumers, name)
+	q := baton.NewQueue(d.Session, name)
 	for i := 1; i <= items; i++ {
 		if err := q.Put(ctx, []byte(fmt.Sprintf("item-%02d", i))); err != nil {
 			return fmt.Errorf("queue: put: %w", err)
@@ -237,7 +237,7 @@ func (d *demoRun) queuePhase(ctx context.Context, sum *demoSummary) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(d.out, "    taken: %s; left in queue: %d\n\n", strings.Join(sum.queueTakers, ", "), left)
+	fmt.Fprintf(d.Out, "    taken: %s; left in queue: %d\n\n", strings.Join(sum.queueTakers, ", "), left)
 	return nil
 }
 
@@ -248,9 +248,11 @@ func yesNo(b bool) string {
 	return "NO"
 }
 
-// summary prints the findings and fails the demo if a promise was broken.
-func (d *demoRun) summary(sum *demoSummary) error {
-	w := d.out
+// Summary prints the findings, and the demo's total time, and fails the
+// demo if a promise was broken.
+func (d *Run) Summary(sum *Findings, total time.Duration) error {
+	sum.total = total
+	w := d.Out
 	fmt.Fprintln(w, "summary")
 	fmt.Fprintf(w, "  overlaps: %d\n", sum.overlaps)
 	fmt.Fprintf(w, "  acquisitions: %d in %v\n", sum.acquisitions, sum.lockTime.Round(time.Millisecond))
@@ -269,7 +271,7 @@ func (d *demoRun) summary(sum *demoSummary) error {
 		fmt.Fprintln(w, "  watch notifications per release: not counted by this store")
 	}
 	fmt.Fprintf(w, "  leader failover: %v (%s killed with SIGKILL, %s took over; session TTL %v)\n",
-		sum.failover.Round(time.Millisecond), sum.firstLeader, sum.nextLeader, d.ttl)
+		sum.failover.Round(time.Millisecond), sum.firstLeader, sum.nextLeader, d.TTL)
 	fmt.Fprintf(w, "  double barrier: %d entered together (within %v): %s; left together: %s\n",
 		sum.barrierN, sum.enterSpread.Round(time.Millisecond), yesNo(sum.enteredTogeth), yesNo(sum.leftTogether))
 	fmt.Fprintf(w, "  queue: %d items taken, each exactly once: %s\n", sum.queueItems, yesNo(sum.queueOnce))
