@@ -3,20 +3,15 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"embed"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/batonhq/baton/cmd/baton/internal/ui"
+	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 )
-
-//go:embed ui/index.html
-var uiFiles embed.FS
 
 const uiSynopsis = "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--listen-cert FILE --listen-key FILE] [--admin [--audit-log FILE]]\n\n" +
 	"Serves a live web page of every recipe instance under the prefix (ZooKeeper or etcd; on Redis\n" +
@@ -82,11 +77,15 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	if *prefix == "" && u.IsZooKeeper() {
 		*prefix = "/"
 	}
-	h, err := m.newUIHandler(&uiBackend{u: u, sf: &sf, prefix: *prefix, admin: *admin}, *admin, *audit)
+	cfg := m.uiConfig(u, &sf, *prefix)
+	if *admin {
+		cfg.Admin, cfg.Token, cfg.AuditPath = true, m.Getenv("BATON_UI_TOKEN"), *audit
+	}
+	h, err := ui.NewHandler(cfg)
 	if err != nil {
 		return err
 	}
-	defer h.close()
+	defer h.Close()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
@@ -179,124 +178,40 @@ func (m *Main) startServeUI(addr, listen, password string) (stop func(), err err
 	if password != "" {
 		u.User, u.Password = "root", password
 	}
-	sf := &storeFlags{dial: store.DefaultDialTimeout}
-	h, err := m.newUIHandler(&uiBackend{u: u, sf: sf}, false, "")
+	h, err := ui.NewHandler(m.uiConfig(u, &storeFlags{dial: store.DefaultDialTimeout}, ""))
 	if err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		h.close()
+		h.Close()
 		return nil, fmt.Errorf("serve --ui: %w", err)
 	}
 	fmt.Fprintf(m.Stdout, "baton: ui on http://%s/ (read-only)\n", ln.Addr())
 	_, stopHTTP := startHTTP(ln, h)
-	return func() { stopHTTP(); h.close() }, nil
+	return func() { stopHTTP(); h.Close() }, nil
 }
 
-// uiHandler serves the page, its data and (with admin) its actions.
-type uiHandler struct {
-	*http.ServeMux
-	b     *uiBackend
-	admin *uiAdmin
-
-	stopChart context.CancelFunc // ends chartFirstPage
-	charted   chan struct{}      // closed when it has returned
-}
-
-func (m *Main) newUIHandler(b *uiBackend, admin bool, auditPath string) (*uiHandler, error) {
-	b.chart = newUIChart()
-	h := &uiHandler{ServeMux: http.NewServeMux(), b: b}
-	if admin {
-		a, err := m.newUIAdmin(b, auditPath)
-		if err != nil {
-			return nil, err
-		}
-		h.admin = a
-	}
-	h.HandleFunc("GET /{$}", h.page)
-	h.HandleFunc("GET /api/state", h.state)
-	h.HandleFunc("GET /api/events", h.events)
-	h.HandleFunc("POST /api/delete", h.delete)
-	ctx, cancel := context.WithCancel(context.Background())
-	h.stopChart, h.charted = cancel, make(chan struct{})
-	go h.chartFirstPage(ctx)
-	return h, nil
-}
-
-// chartFirstPage reads the first page after every change, as an open page
-// would, so that its names' contention charts have a history before anyone
-// opens the page. Other pages are charted while someone reads them.
-func (h *uiHandler) chartFirstPage(ctx context.Context) {
-	defer close(h.charted)
-	for ctx.Err() == nil {
-		snap := h.b.read(ctx, 1, uiPerPage)
-		if err := h.b.wait(ctx, snap); err != nil && ctx.Err() == nil {
-			select { // a failing watch: read again shortly, not in a loop
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
+// uiConfig is the page's configuration for the store at u (sf's flags)
+// under prefix, read-only.
+func (m *Main) uiConfig(u store.URL, sf *storeFlags, prefix string) ui.Config {
+	return ui.Config{
+		URL: u, Options: sf.options(), Dial: sf.dial, TLS: sf.tls, Prefix: prefix, Stderr: m.Stderr,
+		Source: func(s *store.Store, name string) ui.Source {
+			return uiSource{&sessionSource{s: s, name: name, dial: sf.dial}}
+		},
+		RedisReport: func(name string, locks []store.RedisLock, now time.Time) layout.Report {
+			return describeRedis(name, u, locks, now).Report
+		},
 	}
 }
 
-func (h *uiHandler) close() {
-	h.stopChart()
-	<-h.charted
-	h.b.close()
-	if h.admin != nil {
-		h.admin.close()
-	}
+// uiSource is status's reader of a name, as the page reads it.
+type uiSource struct{ *sessionSource }
+
+func (s uiSource) Read(ctx context.Context) (layout.Report, error) {
+	r, err := s.read(ctx)
+	return r.Report, err
 }
 
-func (h *uiHandler) page(w http.ResponseWriter, _ *http.Request) {
-	b, _ := uiFiles.ReadFile("ui/index.html")
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(b)
-}
-
-func pageArgs(r *http.Request) (page, per int) {
-	page, _ = strconv.Atoi(r.URL.Query().Get("page"))
-	per, _ = strconv.Atoi(r.URL.Query().Get("per_page"))
-	return page, per
-}
-
-func (h *uiHandler) state(w http.ResponseWriter, r *http.Request) {
-	page, per := pageArgs(r)
-	snap := h.b.read(r.Context(), page, per)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(snap.view)
-}
-
-// events streams the page's data as Server-Sent Events: once at once,
-// then after every change the store's watches report.
-func (h *uiHandler) events(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	page, per := pageArgs(r)
-	ctx := r.Context()
-	for ctx.Err() == nil {
-		snap := h.b.read(ctx, page, per)
-		if ctx.Err() != nil {
-			return
-		}
-		data, _ := json.Marshal(snap.view)
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-			return
-		}
-		fl.Flush()
-		if err := h.b.wait(ctx, snap); err != nil && !errors.Is(err, context.Canceled) {
-			select { // a failing watch: read again shortly, not in a loop
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
-}
+func (s uiSource) Wait(ctx context.Context) error { return s.wait(ctx) }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/cmd/baton/internal/ui"
 	"github.com/batonhq/baton/internal/testca"
 )
 
@@ -58,7 +59,7 @@ func TestUIAdminNonLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var v uiView
+	var v ui.View
 	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || !v.Admin {
 		t.Fatalf("state over HTTPS: %v, admin %v", err, v.Admin)
 	}

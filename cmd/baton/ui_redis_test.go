@@ -9,6 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/batonhq/baton/cmd/baton/internal/ui"
 	"github.com/batonhq/baton/internal/redistest"
 )
 
@@ -25,8 +26,8 @@ func TestUIRedis(t *testing.T) {
 		notify       bool
 		live         string
 	}{
-		{"redis", "redis", 1, false, livePolling},
-		{"redlock", "redlock", 3, true, liveNotifications},
+		{"redis", "redis", 1, false, ui.LivePolling},
+		{"redlock", "redlock", 3, true, ui.LiveNotifications},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/batonhq/baton/cmd/baton/internal/ui"
 	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
@@ -164,7 +165,7 @@ func TestUIAdminForceRelease(t *testing.T) {
 			t.Fatalf("the force-released holder exited 0; stderr %q", holder.stderr.String())
 		}
 		log := waitFile(t, audit, `"action":"force-release"`, 5*time.Second)
-		var rec auditRecord
+		var rec ui.AuditRecord
 		if err := json.Unmarshal([]byte(strings.SplitN(log, "\n", 2)[0]), &rec); err != nil {
 			t.Fatal(err)
 		}
@@ -263,35 +264,35 @@ func TestUIPaginates(t *testing.T) {
 	flush()
 	e := env("BATON_STORE=etcd://" + addr)
 	url := startUI(t, e, "--prefix", "uibig")
-	get := func(q string) uiView {
+	get := func(q string) ui.View {
 		resp, err := http.Get(url + "api/state?" + q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var v uiView
+		var v ui.View
 		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
 	v := get("page=3")
-	if v.Error != "" || v.Total != 10001 || v.Pages != 401 || v.Page != 3 || len(v.Instances) != uiPerPage ||
+	if v.Error != "" || v.Total != 10001 || v.Pages != 401 || v.Page != 3 || len(v.Instances) != ui.PerPage ||
 		v.Instances[0].Name != "uibig/n00050" {
 		t.Fatalf("page 3: error %q total %d pages %d page %d instances %d first %q", v.Error, v.Total, v.Pages, v.Page, len(v.Instances), v.Instances[0].Name)
 	}
-	if v := get("page=1&per_page=100000"); len(v.Instances) != uiMaxPerPage {
-		t.Fatalf("per_page capped at %d, got %d", uiMaxPerPage, len(v.Instances))
+	if v := get("page=1&per_page=100000"); len(v.Instances) != ui.MaxPerPage {
+		t.Fatalf("per_page capped at %d, got %d", ui.MaxPerPage, len(v.Instances))
 	}
 	v = get("page=401")
 	one := v.Instances[len(v.Instances)-1]
-	if one.Name != "uibig1/one" || len(one.Entries) != uiMaxEntries || one.More != 10000-uiMaxEntries {
+	if one.Name != "uibig1/one" || len(one.Entries) != ui.MaxEntries || one.More != 10000-ui.MaxEntries {
 		t.Fatalf("the big instance: %q with %d nodes, %d more", one.Name, len(one.Entries), one.More)
 	}
 	bctx := browser(t)
 	navigate(t, bctx, url)
 	waitDOM(t, bctx, `String(document.querySelectorAll(".instance").length) + (document.getElementById("next") ? " next" : "")`,
-		strconv.Itoa(uiPerPage)+" next", 10*time.Second)
+		strconv.Itoa(ui.PerPage)+" next", 10*time.Second)
 }
 
 // TestServeUI: baton serve --ui serves the page next to its etcd.

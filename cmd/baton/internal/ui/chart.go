@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"slices"
@@ -18,7 +18,7 @@ const (
 	chartNames   = 1000
 )
 
-// uiChart derives each name's acquisitions and waits from the hand-offs
+// chart derives each name's acquisitions and waits from the hand-offs
 // the page's reads see. The contenders' own metrics (baton.acquire.duration)
 // live in their processes; the store is what the ui can see of every
 // contender, baton's or a peer's. An acquisition is a holder (or leader)
@@ -27,7 +27,7 @@ const (
 // left the line while a later one holds took its turn in between (counted,
 // with no wait sample). Reads by several open pages count each hand-off
 // once.
-type uiChart struct {
+type chart struct {
 	mu    sync.Mutex
 	names map[string]*lockSeries
 }
@@ -45,8 +45,8 @@ type chartBin struct {
 	waits []float64 // seconds
 }
 
-// uiChartView is one name's chart: per bin, oldest first.
-type uiChartView struct {
+// ChartView is one name's chart: per bin, oldest first.
+type ChartView struct {
 	StepS        float64   `json:"step_s"`
 	Acquisitions []int     `json:"acquisitions"`
 	P50          []float64 `json:"p50_s"` // -1: no sample in the bin
@@ -59,13 +59,13 @@ type uiChartView struct {
 	P99m   float64 `json:"p99_1m_s"`
 }
 
-func newUIChart() *uiChart { return &uiChart{names: map[string]*lockSeries{}} }
+func newChart() *chart { return &chart{names: map[string]*lockSeries{}} }
 
 func isHolding(role string) bool { return role == layout.RoleHolder || role == layout.RoleLeader }
 func isWaiting(role string) bool { return role == layout.RoleWaiter || role == layout.RoleCandidate }
 
 // observe applies a read of name made at at.
-func (c *uiChart) observe(name string, entries []layout.Entry, at time.Time) {
+func (c *chart) observe(name string, entries []layout.Entry, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.names[name]
@@ -119,7 +119,7 @@ func holdsNode(holders map[string]bool, node string) bool {
 }
 
 // evict drops the name read longest ago.
-func (c *uiChart) evict() {
+func (c *chart) evict() {
 	var oldest string
 	var at time.Time
 	for n, s := range c.names {
@@ -145,14 +145,14 @@ func (s *lockSeries) add(at time.Time, wait float64) {
 
 // view returns name's chart over the bins up to now, or nil when no
 // acquisition was seen in them.
-func (c *uiChart) view(name string, now time.Time) *uiChartView {
+func (c *chart) view(name string, now time.Time) *ChartView {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.names[name]
 	if s == nil {
 		return nil
 	}
-	v := &uiChartView{StepS: chartStep.Seconds(), P50m: -1, P99m: -1}
+	v := &ChartView{StepS: chartStep.Seconds(), P50m: -1, P99m: -1}
 	end := now.Truncate(chartStep)
 	const minuteBins = int(time.Minute / chartStep)
 	var minute []float64

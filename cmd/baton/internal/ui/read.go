@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"context"
@@ -19,64 +19,76 @@ import (
 
 // Bounds on the work one page costs the server, whatever the prefix holds.
 const (
-	uiPerPage    = 25 // instances per page: each one is read with layout.Read
-	uiMaxPerPage = 100
-	uiMaxEntries = 50  // nodes shown per instance; the rest are counted
-	uiReaders    = 8   // names of a page read at once
-	uiMaxNames   = 1e5 // names listed under the prefix (ZooKeeper children, etcd keys)
-	uiRefresh    = 10 * time.Second
+	PerPage    = 25               // instances per page: each one is read with layout.Read
+	MaxPerPage = 100              // the most a page may ask for (?per_page=)
+	MaxEntries = 50               // nodes shown per instance; the rest are counted
+	readers    = 8                // names of a page read at once
+	maxNames   = 1e5              // names listed under the prefix (ZooKeeper children, etcd keys)
+	refresh    = 10 * time.Second // a page is re-read this often without a change (ages, TTLs)
 )
 
-// uiView is the page's data: one page of the instances under the prefix.
-type uiView struct {
-	Store     string       `json:"store"`
-	Prefix    string       `json:"prefix"`
-	Admin     bool         `json:"admin"`
-	Page      int          `json:"page"`
-	Pages     int          `json:"pages"`
-	PerPage   int          `json:"per_page"`
-	Total     int          `json:"total"`
-	Truncated bool         `json:"truncated,omitempty"`
-	Error     string       `json:"error,omitempty"`
-	Live      string       `json:"live"` // how changes reach the page
-	At        time.Time    `json:"at"`
-	Instances []uiInstance `json:"instances"`
+// View is the page's data: one page of the instances under the prefix.
+type View struct {
+	Store     string     `json:"store"`
+	Prefix    string     `json:"prefix"`
+	Admin     bool       `json:"admin"`
+	Page      int        `json:"page"`
+	Pages     int        `json:"pages"`
+	PerPage   int        `json:"per_page"`
+	Total     int        `json:"total"`
+	Truncated bool       `json:"truncated,omitempty"`
+	Error     string     `json:"error,omitempty"`
+	Live      string     `json:"live"` // how changes reach the page
+	At        time.Time  `json:"at"`
+	Instances []Instance `json:"instances"`
 }
 
-// uiInstance is one name's report, with at most uiMaxEntries nodes.
-type uiInstance struct {
+// Instance is one name's report, with at most MaxEntries nodes.
+type Instance struct {
 	layout.Report
-	More  int          `json:"more,omitempty"`
-	Error string       `json:"error,omitempty"`
-	Chart *uiChartView `json:"chart,omitempty"` // nil: no acquisition seen lately
+	More  int        `json:"more,omitempty"`
+	Error string     `json:"error,omitempty"`
+	Chart *ChartView `json:"chart,omitempty"` // nil: no acquisition seen lately
 }
 
-// uiBackend reads the store for the page. Its session is opened when first
+// reader reads the store for the page. Its session is opened when first
 // needed and again after it ends, so a store that is down at start or
 // goes away shows as an error on the page until it is back.
-type uiBackend struct {
+type reader struct {
 	u      store.URL
-	sf     *storeFlags
+	opts   store.Options
+	dial   time.Duration
+	tls    store.TLSFiles
 	prefix string
 	admin  bool
-	chart  *uiChart // set by newUIHandler
+	source func(s *store.Store, name string) Source
+	// redisReport describes a Redis lock's holder and waiters.
+	redisReport func(name string, locks []store.RedisLock, now time.Time) layout.Report
+	chart       *chart
 
 	mu   sync.Mutex
 	s    *store.Store
 	cli  *clientv3.Client      // etcd: lists and watches the prefix
 	rin  *store.RedisInspector // Redis: reads every server
-	live string                // Redis: liveNotifications or livePolling, once known
+	live string                // Redis: LiveNotifications or LivePolling, once known
 }
 
-func (b *uiBackend) kind() string {
+func (b *reader) kind() string {
 	if b.u.IsZooKeeper() {
 		return layout.StoreZooKeeper
 	}
 	return layout.StoreEtcd
 }
 
+// closeStore ends the session, bounded.
+func closeStore(s *store.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_ = s.Close(ctx)
+}
+
 // conn returns an open session, opening one if needed.
-func (b *uiBackend) conn(ctx context.Context) (*store.Store, error) {
+func (b *reader) conn(ctx context.Context) (*store.Store, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.s != nil && b.s.Session.Err() == nil {
@@ -89,7 +101,7 @@ func (b *uiBackend) conn(ctx context.Context) (*store.Store, error) {
 	// store.Open bounds the dial by --dial-timeout itself, and then names
 	// the last connection error (a ctx of the same deadline would end
 	// first and leave only "context deadline exceeded").
-	s, err := store.Open(ctx, b.u, b.sf.options())
+	s, err := store.Open(ctx, b.u, b.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -99,13 +111,13 @@ func (b *uiBackend) conn(ctx context.Context) (*store.Store, error) {
 
 // etcdClient returns the client that lists and watches the prefix: etcd
 // has no directories, so names are found from the keys under it.
-func (b *uiBackend) etcdClient() (*clientv3.Client, error) {
+func (b *reader) etcdClient() (*clientv3.Client, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cli != nil {
 		return b.cli, nil
 	}
-	cfg := clientv3.Config{DialTimeout: b.sf.dial, Username: b.u.User, Password: b.u.Password,
+	cfg := clientv3.Config{DialTimeout: b.dial, Username: b.u.User, Password: b.u.Password,
 		Logger: zap.NewNop()}
 	for _, h := range b.u.Hosts {
 		scheme := "http://"
@@ -115,7 +127,7 @@ func (b *uiBackend) etcdClient() (*clientv3.Client, error) {
 		cfg.Endpoints = append(cfg.Endpoints, scheme+h)
 	}
 	if b.u.TLS {
-		tc, err := b.sf.tls.Config("")
+		tc, err := b.tls.Config("")
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +141,7 @@ func (b *uiBackend) etcdClient() (*clientv3.Client, error) {
 	return cli, nil
 }
 
-func (b *uiBackend) close() {
+func (b *reader) close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.s != nil {
@@ -143,22 +155,22 @@ func (b *uiBackend) close() {
 	}
 }
 
-// uiSnap is a view with what the server needs to wait for its change.
-type uiSnap struct {
-	view uiView
-	rev  int64            // etcd: the revision the names were listed at
-	kids []backend.Node   // ZooKeeper: the prefix's children
-	srcs []*sessionSource // the page's names, to watch
+// snapshot is a view with what the server needs to wait for its change.
+type snapshot struct {
+	view View
+	rev  int64          // etcd: the revision the names were listed at
+	kids []backend.Node // ZooKeeper: the prefix's children
+	srcs []Source       // the page's names, to watch
 }
 
 // names lists the instance names under the prefix, sorted.
-func (b *uiBackend) names(ctx context.Context, snap *uiSnap) ([]string, error) {
+func (b *reader) names(ctx context.Context, snap *snapshot) ([]string, error) {
 	if b.kind() == layout.StoreEtcd {
 		cli, err := b.etcdClient()
 		if err != nil {
 			return nil, err
 		}
-		resp, err := cli.Get(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(uiMaxNames))
+		resp, err := cli.Get(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(maxNames))
 		if err != nil {
 			return nil, err
 		}
@@ -222,15 +234,15 @@ func sortedKeys(m map[string]bool) []string {
 
 // read reads one page: the names under the prefix, then each name on the
 // page with the layout reader. An unreadable store is the view's Error.
-func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
+func (b *reader) read(ctx context.Context, page, per int) *snapshot {
 	if per <= 0 {
-		per = uiPerPage
+		per = PerPage
 	}
-	per = min(per, uiMaxPerPage)
-	snap := &uiSnap{view: uiView{Store: b.u.String(), Prefix: b.prefix, Admin: b.admin, PerPage: per,
-		Live: liveWatches, At: time.Now(), Instances: []uiInstance{}}}
+	per = min(per, MaxPerPage)
+	snap := &snapshot{view: View{Store: b.u.String(), Prefix: b.prefix, Admin: b.admin, PerPage: per,
+		Live: LiveWatches, At: time.Now(), Instances: []Instance{}}}
 	v := &snap.view
-	rctx, cancel := context.WithTimeout(ctx, b.sf.dial+3*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, b.dial+3*time.Second)
 	defer cancel()
 	if !b.u.HasSessions() {
 		b.readRedis(rctx, snap, page, per)
@@ -254,26 +266,26 @@ func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
 		v.Error = fmt.Sprintf("cannot open %s: %v", v.Store, err)
 		return snap
 	}
-	// The names are read uiReaders at a time: each is several requests
+	// The names are read readers at a time: each is several requests
 	// (one a directory), and a page read one name after another spends
 	// most of its time waiting for replies.
-	srcs := make([]*sessionSource, len(names))
-	reps := make([]statusReport, len(names))
+	srcs := make([]Source, len(names))
+	reps := make([]layout.Report, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
-	turns := make(chan struct{}, uiReaders)
+	turns := make(chan struct{}, readers)
 	for i, name := range names {
-		srcs[i] = &sessionSource{s: s, name: name, dial: b.sf.dial}
+		srcs[i] = b.source(s, name)
 		wg.Add(1)
 		turns <- struct{}{}
 		go func() {
 			defer func() { <-turns; wg.Done() }()
-			reps[i], errs[i] = srcs[i].read(rctx)
+			reps[i], errs[i] = srcs[i].Read(rctx)
 		}()
 	}
 	wg.Wait()
 	for i, name := range names {
-		inst := uiInstance{Report: reps[i].Report}
+		inst := Instance{Report: reps[i]}
 		inst.Name = name
 		if errs[i] != nil {
 			inst.Error = errs[i].Error()
@@ -282,8 +294,8 @@ func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
 			b.chart.observe(name, inst.Entries, v.At)
 		}
 		inst.Chart = b.chart.view(name, time.Now())
-		if n := len(inst.Entries); n > uiMaxEntries {
-			inst.Entries, inst.More = inst.Entries[:uiMaxEntries], n-uiMaxEntries
+		if n := len(inst.Entries); n > MaxEntries {
+			inst.Entries, inst.More = inst.Entries[:MaxEntries], n-MaxEntries
 		}
 		v.Instances = append(v.Instances, inst)
 	}
@@ -291,7 +303,7 @@ func (b *uiBackend) read(ctx context.Context, page, per int) *uiSnap {
 }
 
 // paginate sets v's counts and returns the names on its page.
-func (b *uiBackend) paginate(v *uiView, names []string, page, per int) []string {
+func (b *reader) paginate(v *View, names []string, page, per int) []string {
 	v.Total = len(names)
 	v.Pages = max(1, (len(names)+per-1)/per)
 	v.Page = min(max(page, 1), v.Pages)
@@ -302,10 +314,10 @@ func (b *uiBackend) paginate(v *uiView, names []string, page, per int) []string 
 // wait returns when something the snapshot shows may have changed, seen by
 // the store's watches: on etcd one watch on the prefix from the revision
 // listed; on ZooKeeper the prefix's children and each name's directories.
-// It also returns after uiRefresh (ages and TTLs move), and soon after an
+// It also returns after refresh (ages and TTLs move), and soon after an
 // error (the store is retried).
-func (b *uiBackend) wait(ctx context.Context, snap *uiSnap) error {
-	ctx, cancel := context.WithTimeout(ctx, uiRefresh)
+func (b *reader) wait(ctx context.Context, snap *snapshot) error {
+	ctx, cancel := context.WithTimeout(ctx, refresh)
 	defer cancel()
 	if snap.view.Error != "" {
 		select {
@@ -346,7 +358,7 @@ func (b *uiBackend) wait(ctx context.Context, snap *uiSnap) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			changed <- src.wait(ctx)
+			changed <- src.Wait(ctx)
 		}()
 	}
 	select {

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"context"
@@ -20,24 +20,24 @@ import (
 // through keyspace notifications when every server has them on for keys,
 // strings, generic commands, expiry and sorted sets (notify-keyspace-events
 // with K and A, or K, g, $, x and z), and otherwise re-reads the page every
-// uiRedisPoll and pushes it when it changed.
-const uiRedisPoll = 500 * time.Millisecond
+// redisPoll and pushes it when it changed.
+const redisPoll = 500 * time.Millisecond
 
 // Live modes, shown on the page.
 const (
-	liveWatches       = "store watches"
-	liveNotifications = "keyspace notifications"
-	livePolling       = "a read every 500 ms (no keyspace notifications)"
+	LiveWatches       = "store watches"
+	LiveNotifications = "keyspace notifications"
+	LivePolling       = "a read every 500 ms (no keyspace notifications)"
 )
 
 // inspector returns the Redis inspector, made when first needed.
-func (b *uiBackend) inspector() (*store.RedisInspector, error) {
+func (b *reader) inspector() (*store.RedisInspector, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.rin != nil {
 		return b.rin, nil
 	}
-	in, err := store.NewRedisInspector(b.u, b.sf.options())
+	in, err := store.NewRedisInspector(b.u, b.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (b *uiBackend) inspector() (*store.RedisInspector, error) {
 }
 
 // readRedis fills snap with one page of the Redis locks under the prefix.
-func (b *uiBackend) readRedis(ctx context.Context, snap *uiSnap, page, per int) {
+func (b *reader) readRedis(ctx context.Context, snap *snapshot, page, per int) {
 	v := &snap.view
 	in, err := b.inspector()
 	if err == nil {
@@ -54,7 +54,7 @@ func (b *uiBackend) readRedis(ctx context.Context, snap *uiSnap, page, per int) 
 	}
 	var names []string
 	if err == nil {
-		names, v.Truncated, err = in.Names(ctx, b.prefix, uiMaxNames)
+		names, v.Truncated, err = in.Names(ctx, b.prefix, maxNames)
 	}
 	if err != nil {
 		v.Error = fmt.Sprintf("cannot read %s under %q: %v", v.Store, b.prefix, err)
@@ -62,12 +62,12 @@ func (b *uiBackend) readRedis(ctx context.Context, snap *uiSnap, page, per int) 
 	}
 	names = b.paginate(v, names, page, per)
 	for _, name := range names {
-		inst := uiInstance{}
+		inst := Instance{}
 		locks, err := in.Inspect(ctx, name)
 		if err != nil {
 			inst.Error = err.Error()
 		} else {
-			inst.Report = describeRedis(name, b.u, locks, time.Now()).Report
+			inst.Report = b.redisReport(name, locks, time.Now())
 			b.chart.observe(name, inst.Entries, v.At)
 		}
 		inst.Name = name
@@ -78,20 +78,20 @@ func (b *uiBackend) readRedis(ctx context.Context, snap *uiSnap, page, per int) 
 
 // liveMode says how the page learns of changes: keyspace notifications if
 // every server has them on (asked once), else polling.
-func (b *uiBackend) liveMode(ctx context.Context, in *store.RedisInspector) string {
+func (b *reader) liveMode(ctx context.Context, in *store.RedisInspector) string {
 	b.mu.Lock()
 	mode := b.live
 	b.mu.Unlock()
 	if mode != "" {
 		return mode
 	}
-	mode = liveNotifications
+	mode = LiveNotifications
 	for _, c := range in.Clients() {
-		cctx, cancel := context.WithTimeout(ctx, b.sf.dial)
+		cctx, cancel := context.WithTimeout(ctx, b.dial)
 		cfg, err := c.ConfigGet(cctx, "notify-keyspace-events").Result()
 		cancel()
 		if err != nil || !keyspaceOn(cfg["notify-keyspace-events"]) {
-			mode = livePolling
+			mode = LivePolling
 			break
 		}
 	}
@@ -120,16 +120,16 @@ func keyspaceOn(flags string) bool {
 
 // waitRedis returns when the page may have changed: a keyspace event
 // under the prefix on any server, or (polling) a read that differs; and
-// after uiRefresh in any case.
-func (b *uiBackend) waitRedis(ctx context.Context, snap *uiSnap) error {
+// after refresh in any case.
+func (b *reader) waitRedis(ctx context.Context, snap *snapshot) error {
 	page, per := snap.view.Page, snap.view.PerPage
-	ctx, cancel := context.WithTimeout(ctx, uiRefresh)
+	ctx, cancel := context.WithTimeout(ctx, refresh)
 	defer cancel()
 	in, err := b.inspector()
 	if err != nil {
 		return err
 	}
-	if snap.view.Live == liveNotifications {
+	if snap.view.Live == LiveNotifications {
 		var subs []*goredis.PubSub
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -170,7 +170,7 @@ func (b *uiBackend) waitRedis(ctx context.Context, snap *uiSnap) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(uiRedisPoll):
+		case <-time.After(redisPoll):
 		}
 		if redisState(b.read(ctx, page, per).view) != redisState(snap.view) {
 			return nil
@@ -180,7 +180,7 @@ func (b *uiBackend) waitRedis(ctx context.Context, snap *uiSnap) error {
 
 // redisState is what a Redis page shows but for the TTLs, which count
 // down: a change in it is worth pushing.
-func redisState(v uiView) string {
+func redisState(v View) string {
 	v.Instances = slices.Clone(v.Instances)
 	for i := range v.Instances {
 		inst := v.Instances[i]

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"crypto/subtle"
@@ -14,25 +14,25 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/cmd/baton/internal/exit"
 )
 
-// uiAdmin holds what --admin needs: the token and the audit log.
-type uiAdmin struct {
-	b     *uiBackend
+// adminTools holds what --admin needs: the token and the audit log.
+type adminTools struct {
+	b     *reader
 	token string
 	mu    sync.Mutex
 	log   io.Writer
 	file  *os.File
 }
 
-func (m *Main) newUIAdmin(b *uiBackend, auditPath string) (*uiAdmin, error) {
-	tok := m.Getenv("BATON_UI_TOKEN")
-	if len(tok) < 8 {
-		return nil, usageErr("ui: --admin needs $BATON_UI_TOKEN set to a secret of 8 characters or more")
+func newAdmin(b *reader, cfg Config) (*adminTools, error) {
+	if len(cfg.Token) < 8 {
+		return nil, exit.Usagef("ui: --admin needs $BATON_UI_TOKEN set to a secret of 8 characters or more")
 	}
-	a := &uiAdmin{b: b, token: tok, log: m.Stderr}
-	if auditPath != "" {
-		f, err := os.OpenFile(auditPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	a := &adminTools{b: b, token: cfg.Token, log: cfg.Stderr}
+	if cfg.AuditPath != "" {
+		f, err := os.OpenFile(cfg.AuditPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("ui: audit log: %w", err)
 		}
@@ -41,24 +41,24 @@ func (m *Main) newUIAdmin(b *uiBackend, auditPath string) (*uiAdmin, error) {
 	return a, nil
 }
 
-func (a *uiAdmin) close() {
+func (a *adminTools) close() {
 	if a.file != nil {
 		_ = a.file.Close()
 	}
 }
 
-// uiAction is a request to delete one node: a holder's (force-release), a
+// action is a request to delete one node: a holder's (force-release), a
 // waiter's (removal) or a queue item's (drain). Token names the
 // incarnation seen on the page.
-type uiAction struct {
+type action struct {
 	Action string `json:"action"` // "force-release", "remove-waiter" or "drain-item"
 	Name   string `json:"name"`
 	Node   string `json:"node"`
 	Token  int64  `json:"token"`
 }
 
-// auditRecord is one line of the audit log.
-type auditRecord struct {
+// AuditRecord is one line of the audit log.
+type AuditRecord struct {
 	Time   time.Time `json:"time"`
 	Who    string    `json:"who"`
 	Action string    `json:"action"`
@@ -68,13 +68,13 @@ type auditRecord struct {
 	Result string    `json:"result"`
 }
 
-// uiActions are the admin actions, each the deletion of one node.
-var uiActions = map[string]bool{"force-release": true, "remove-waiter": true, "drain-item": true}
+// actions are the admin actions, each the deletion of one node.
+var actions = map[string]bool{"force-release": true, "remove-waiter": true, "drain-item": true}
 
 // delete force-releases a holder, removes a waiter or drains a queue item:
 // it deletes that incarnation of the node (never a newer one of the same
 // name). Without --admin it is refused (403); a wrong token is 401.
-func (h *uiHandler) delete(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	a := h.admin
 	if a == nil {
 		http.Error(w, "admin actions are off (start baton ui with --admin)", http.StatusForbidden)
@@ -85,9 +85,9 @@ func (h *uiHandler) delete(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad or missing token", http.StatusUnauthorized)
 		return
 	}
-	var act uiAction
+	var act action
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&act); err != nil ||
-		!uiActions[act.Action] || act.Node == "" || !strings.HasPrefix(act.Node, h.b.prefix) {
+		!actions[act.Action] || act.Node == "" || !strings.HasPrefix(act.Node, h.b.prefix) {
 		http.Error(w, "bad request: want {action: force-release|remove-waiter|drain-item, name, node, token} under the prefix", http.StatusBadRequest)
 		return
 	}
@@ -97,7 +97,7 @@ func (h *uiHandler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	code, result := h.b.deleteNode(r, act)
 	a.mu.Lock()
-	_ = json.NewEncoder(a.log).Encode(auditRecord{Time: time.Now().UTC(), Who: who, Action: act.Action,
+	_ = json.NewEncoder(a.log).Encode(AuditRecord{Time: time.Now().UTC(), Who: who, Action: act.Action,
 		Name: act.Name, Node: act.Node, Token: act.Token, Result: result})
 	a.mu.Unlock()
 	if code != http.StatusOK {
@@ -110,7 +110,7 @@ func (h *uiHandler) delete(w http.ResponseWriter, r *http.Request) {
 
 // deleteNode deletes the node if it is still the incarnation with the
 // token the page showed.
-func (b *uiBackend) deleteNode(r *http.Request, act uiAction) (int, string) {
+func (b *reader) deleteNode(r *http.Request, act action) (int, string) {
 	s, err := b.conn(r.Context())
 	if err != nil {
 		return http.StatusBadGateway, "store: " + err.Error()
