@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/proctest"
 	"github.com/batonhq/baton/internal/proxy"
 )
 
@@ -52,21 +53,21 @@ func electRequeue(t *testing.T, direct, viaProxy []string, px *proxy.Proxy) {
 	obs := start(t, direct, "elect", "--observe", "--json", "/rq")
 	obs.waitOutput(`"leader":false`, 10*time.Second)
 	a := start(t, viaProxy, append([]string{"elect", "--requeue", "--ttl", "2s", "--dial-timeout", "1s", "/rq", "--value", "A", "--"}, cmd("A")...)...)
-	waitFile(t, log, "A 1\n", 10*time.Second)
+	proctest.WaitFile(t, log, "A 1\n", 10*time.Second)
 	b := start(t, direct, append([]string{"elect", "--requeue", "--ttl", "2s", "/rq", "--value", "B", "--"}, cmd("B")...)...)
 	waitStatus(t, direct, "/rq", 2)
 
 	release("A1") // A's turn ends: B leads, A queues again
-	waitFile(t, log, "B 1\n", 10*time.Second)
+	proctest.WaitFile(t, log, "B 1\n", 10*time.Second)
 	release("B1")
-	waitFile(t, log, "A 2\n", 10*time.Second)
+	proctest.WaitFile(t, log, "A 2\n", 10*time.Second)
 
 	px.Cut() // A loses its leadership: its CMD is stopped, then B leads
-	waitFile(t, log, "B 2\n", 30*time.Second)
+	proctest.WaitFile(t, log, "B 2\n", 30*time.Second)
 	px.Heal() // A campaigns again on a new session, behind B
 	waitStatus(t, direct, "/rq", 2)
 	release("B2")
-	waitFile(t, log, "A 3\n", 30*time.Second)
+	proctest.WaitFile(t, log, "A 3\n", 30*time.Second)
 	got, _ := os.ReadFile(log)
 	var turns []string
 	ticked := false // A's second turn ticked after B's second began

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/await"
+	"github.com/batonhq/baton/internal/proctest"
 	"github.com/batonhq/baton/internal/proxy"
 )
 
@@ -37,7 +38,7 @@ func TestLockJeopardyGivesUpHold(t *testing.T) {
 			for _, px := range pxs {
 				px.Blackhole()
 			}
-			waitFile(t, log, "term", 20*time.Second)
+			proctest.WaitFile(t, log, "term", 20*time.Second)
 			for _, px := range pxs {
 				px.Heal()
 			}
@@ -79,7 +80,7 @@ func TestGraceEveryHold(t *testing.T) {
 			p := start(t, env("BATON_STORE=etcd://"+px.Addr()), args...)
 			p.waitOutput("ready", 20*time.Second)
 			px.Blackhole()
-			waitFile(t, log, "term", 20*time.Second)
+			proctest.WaitFile(t, log, "term", 20*time.Second)
 			px.Heal() // so that the release does not wait out its timeout
 			if requeue {
 				// It campaigns again, until a signal.

@@ -192,19 +192,3 @@ func run(t testing.TB, environ []string, args ...string) (string, string, int) {
 	code := p.wait(60 * time.Second)
 	return p.stdout.String(), p.stderr.String(), code
 }
-
-// waitFile waits up to d until the file at path contains s.
-func waitFile(t testing.TB, path, s string, d time.Duration) string {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), s) {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not get %q within %v; it has %q", path, s, d, b)
-		}
-		<-time.After(10 * time.Millisecond) // poll interval
-	}
-}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/proctest"
 	"github.com/batonhq/baton/internal/testenv"
 )
 
@@ -107,7 +108,7 @@ func TestEtcdctlLockAndBatonLockExclude(t *testing.T) {
 			}
 			hdone := make(chan error, 1)
 			go func() { hdone <- holder.Wait() }()
-			waitFile(t, held, "held", 20*time.Second)
+			proctest.WaitFile(t, held, "held", 20*time.Second)
 			if _, stderr, code := run(t, e, "lock", "--try", name, "--", "true"); code != exitTimeout {
 				t.Errorf("lock --try %s while etcdctl lock %s holds: exit %d, stderr %q; want %d", name, name, code, stderr, exitTimeout)
 			}

@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/batonhq/baton/internal/await"
+	"github.com/batonhq/baton/internal/proctest"
 	"github.com/batonhq/baton/internal/redistest"
 )
 
@@ -30,7 +31,7 @@ func TestLockRedisRestartedEmpty(t *testing.T) {
 	// comes just after a renewal, so that the next one comes well after
 	// the waiter could take the restarted server's free key.
 	holder := start(t, e, "lock", "-v", "--ttl", "3s", name, "--", "sh", "-c", `while :; do echo tick >> "$0"; sleep 0.01; done`, log)
-	waitFile(t, log, "tick", 30*time.Second)
+	proctest.WaitFile(t, log, "tick", 30*time.Second)
 	waiter := start(t, e, "lock", "-v", "--ttl", "3s", name, "--", "sh", "-c", `echo acquired >> "$0"; sleep 0.2`, log)
 	rc := goredis.NewClient(&goredis.Options{Addr: srv.Addr()})
 	defer rc.Close()

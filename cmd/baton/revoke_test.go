@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/proctest"
 )
 
 // TestRevoke: `baton revoke NAME` asks the holder to let go. A holder run
@@ -36,7 +38,7 @@ func TestRevoke(t *testing.T) {
 		if code := next.wait(10 * time.Second); code != 0 {
 			t.Fatalf("next: exit %d %q", code, next.stderr.String())
 		}
-		if got := waitFile(t, log, "next", time.Second); got != "term\nnext\n" {
+		if got := proctest.WaitFile(t, log, "next", time.Second); got != "term\nnext\n" {
 			t.Fatalf("log %q, want the holder's CMD stopped before the next ran", got)
 		}
 		if _, stderr, code := run(t, e, "revoke", "/rv"); code != exitNotHeld || !strings.Contains(stderr, "nobody holds it") {

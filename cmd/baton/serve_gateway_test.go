@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/proctest"
 )
 
 // gateway is a plain HTTP/JSON client of etcd's gateway on `baton serve`
@@ -234,7 +236,7 @@ func TestServeGatewayElect(t *testing.T) {
 		t.Fatalf("leader while HTTP leads: %v", lr)
 	}
 	g.post("/v3/election/resign", map[string]any{"leader": leader})
-	b := []byte(waitFile(t, tokFile, "\n", 30*time.Second))
+	b := []byte(proctest.WaitFile(t, tokFile, "\n", 30*time.Second))
 	batonTok, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	lr = g.post("/v3/election/leader", map[string]any{"name": b64(name)})
 	kv, _ := lr["kv"].(map[string]any)

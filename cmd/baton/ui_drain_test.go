@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/proctest"
 	"github.com/batonhq/baton/internal/zktest"
 )
 
@@ -29,7 +30,7 @@ func TestUIAdminDrainItem(t *testing.T) {
 		node := domText(t, ctx, `document.querySelector("tr.item").dataset.node`)
 		token := domText(t, ctx, `document.querySelector("tr.item .token").textContent`)
 		confirmAdmin(t, ctx, tok, "tr.item", "button.drain-item")
-		log := waitFile(t, audit, `"action":"drain-item"`, 5*time.Second)
+		log := proctest.WaitFile(t, audit, `"action":"drain-item"`, 5*time.Second)
 		for _, want := range []string{`"node":"` + node + `"`, `"token":` + token + `,`, `"result":"deleted"`, `"time":"`, `"who":"`} {
 			if !strings.Contains(log, want) {
 				t.Fatalf("audit log %q lacks %s", log, want)
@@ -94,7 +95,7 @@ func TestUIDrainRefusedByStore(t *testing.T) {
 	confirmAdmin(t, ctx, tok, "tr.item", "button.drain-item")
 	got := waitDOMPrefix(t, ctx, `document.querySelector("td.refused") ? document.querySelector("td.refused").textContent : ""`, "refused: 403 refused by the store: ", 10*time.Second)
 	t.Logf("the page shows: %s", got)
-	if log := waitFile(t, audit, `"action":"drain-item"`, 5*time.Second); !strings.Contains(log, `"result":"refused by the store: `) {
+	if log := proctest.WaitFile(t, audit, `"action":"drain-item"`, 5*time.Second); !strings.Contains(log, `"result":"refused by the store: `) {
 		t.Fatalf("audit log %q", log)
 	}
 	if out, _, code := run(t, e, "queue", "len", name); code != 0 || strings.TrimSpace(out) != "1" {

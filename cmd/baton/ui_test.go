@@ -17,6 +17,7 @@ import (
 
 	"github.com/batonhq/baton/cmd/baton/internal/ui"
 	"github.com/batonhq/baton/internal/freeport"
+	"github.com/batonhq/baton/internal/proctest"
 	"github.com/batonhq/baton/internal/testenv"
 	"github.com/batonhq/baton/internal/zktest"
 )
@@ -164,7 +165,7 @@ func TestUIAdminForceRelease(t *testing.T) {
 		if code := holder.wait(15 * time.Second); code == 0 {
 			t.Fatalf("the force-released holder exited 0; stderr %q", holder.stderr.String())
 		}
-		log := waitFile(t, audit, `"action":"force-release"`, 5*time.Second)
+		log := proctest.WaitFile(t, audit, `"action":"force-release"`, 5*time.Second)
 		var rec ui.AuditRecord
 		if err := json.Unmarshal([]byte(strings.SplitN(log, "\n", 2)[0]), &rec); err != nil {
 			t.Fatal(err)
@@ -334,7 +335,7 @@ func TestUIAdminRemoveWaiter(t *testing.T) {
 	waitDOM(t, ctx, `String(document.querySelectorAll("tr.waiter button.remove-waiter").length)`, "1", 10*time.Second)
 	old := domText(t, ctx, `document.querySelector("tr.waiter .token").textContent`)
 	confirmAdmin(t, ctx, tok, "tr.waiter", "button.remove-waiter")
-	log := waitFile(t, audit, `"action":"remove-waiter"`, 5*time.Second)
+	log := proctest.WaitFile(t, audit, `"action":"remove-waiter"`, 5*time.Second)
 	if !strings.Contains(log, `"token":`+old+`,`) || !strings.Contains(log, `"result":"deleted"`) {
 		t.Fatalf("audit log %q, want token %s deleted", log, old)
 	}

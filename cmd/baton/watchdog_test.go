@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/proctest"
 )
 
 // watchdogRuns is how many times each watchdog scenario runs per store:
@@ -102,7 +104,7 @@ func watchdogOnce(t *testing.T, st testStore, e []string, name, kind string, hit
 	if !waitTicks(t, ticks, holder) {
 		return 0, false
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile, "\n", time.Second)))
+	pid, err := strconv.Atoi(strings.TrimSpace(proctest.WaitFile(t, pidFile, "\n", time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func watchdogOnce(t *testing.T, st testStore, e []string, name, kind string, hit
 	if code := other.wait(30 * time.Second); code != 0 {
 		t.Fatalf("next holder exit %d: %q", code, other.stderr.String())
 	}
-	if alive(pid) {
+	if proctest.Alive(pid) {
 		t.Fatalf("the grandchild (pid %d) still runs after the next holder's CMD ran", pid)
 	}
 	next := readNanos(t, started)
@@ -204,17 +206,6 @@ func waitQueued(t *testing.T, e []string, name string, holder *proc) bool {
 	}
 }
 
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
 func readNanos(t *testing.T, path string) int64 {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -236,7 +227,7 @@ func startGrandchild(t *testing.T, e []string, args ...string) (*proc, int) {
 	pidFile := filepath.Join(dir, "pid")
 	args = append(args, "--", "sh", "-c", `sh -c 'echo $$ > "$0"; while :; do sleep 0.05; done' "$0" >/dev/null 2>&1; true`, pidFile)
 	p := start(t, e, args...)
-	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile, "\n", 10*time.Second)))
+	pid, err := strconv.Atoi(strings.TrimSpace(proctest.WaitFile(t, pidFile, "\n", 10*time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +239,7 @@ func startGrandchild(t *testing.T, e []string, args ...string) (*proc, int) {
 func waitDead(t *testing.T, pid int, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
-	for alive(pid) {
+	for proctest.Alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("pid %d still runs %v later", pid, d)
 		}

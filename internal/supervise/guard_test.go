@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/internal/proctest"
 )
 
 // TestGuardHandsOnDeadlineMovedAtStart: a deadline that moved while the
@@ -61,7 +63,7 @@ func TestGuardFirstDeadlineIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := monoNow()
-	l := waitFile(t, got, "\n", 10*time.Second)
+	l := proctest.WaitFile(t, got, "\n", 10*time.Second)
 	g.finish()
 	at, err := strconv.ParseInt(strings.TrimPrefix(strings.SplitN(l, "\n", 2)[0], "d "), 10, 64)
 	if err != nil {

@@ -61,17 +61,6 @@ func supervisorMain(args []string) int {
 	return 0
 }
 
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
 // procState is the state letter of pid in /proc ("T": stopped), or "".
 func procState(pid int) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -81,22 +70,6 @@ func procState(pid int) string {
 		return ""
 	}
 	return s[i+2 : i+3]
-}
-
-// waitFile waits up to d for path to hold s, and returns what it holds.
-func waitFile(t testing.TB, path, s string, d time.Duration) string {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), s) {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not get %q within %v; it has %q", path, s, d, b)
-		}
-		<-time.After(10 * time.Millisecond) // poll interval
-	}
 }
 
 // readStamps reads the Unix nanosecond stamps in path, one a line.

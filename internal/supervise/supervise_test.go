@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/internal/await"
+	"github.com/batonhq/baton/internal/proctest"
 )
 
 // group is a CMD that outlives SIGTERM, and its grandchild, which ignores
@@ -41,7 +42,7 @@ while :; do sleep 0.01; done`
 // at the test's end if the test failed to.
 func (g *group) grandchild(t *testing.T) int {
 	t.Helper()
-	pid, err := strconv.Atoi(strings.TrimSpace(waitFile(t, g.pid, "\n", 20*time.Second)))
+	pid, err := strconv.Atoi(strings.TrimSpace(proctest.WaitFile(t, g.pid, "\n", 20*time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +53,14 @@ func (g *group) grandchild(t *testing.T) int {
 // waitTicking waits for the grandchild's first tick.
 func (g *group) waitTicking(t *testing.T) int {
 	pid := g.grandchild(t)
-	waitFile(t, g.ticks, "\n", 20*time.Second)
+	proctest.WaitFile(t, g.ticks, "\n", 20*time.Second)
 	return pid
 }
 
 // waitDead waits up to d for pid to be gone.
 func waitDead(t *testing.T, pid int, d time.Duration, what string) {
 	t.Helper()
-	await.Until(t, d, what, func() bool { return !alive(pid) })
+	await.Until(t, d, what, func() bool { return !proctest.Alive(pid) })
 }
 
 // TestRunKillsAtDeadline: a CMD that outlives SIGTERM is told to stop
@@ -291,8 +292,8 @@ func TestRunPassesSignals(t *testing.T) {
 	}()
 	pid := g.waitTicking(t)
 	sigs <- syscall.SIGTERM
-	waitFile(t, g.terms, "\n", 20*time.Second)
-	if !alive(pid) {
+	proctest.WaitFile(t, g.terms, "\n", 20*time.Second)
+	if !proctest.Alive(pid) {
 		t.Fatal("the grandchild, which ignores SIGTERM, died of one")
 	}
 	sigs <- syscall.SIGTERM
