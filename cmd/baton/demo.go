@@ -22,7 +22,7 @@ import (
 // reply is more than a second late.
 const (
 	demoTTL   = 2 * time.Second
-	demoZKTTL = 4 * time.Second
+	demoZKTTL = store.ShortestZooKeeperTTL
 )
 
 // demo is `baton demo [--store URL]`: the whole system end to end, on an
@@ -47,8 +47,8 @@ func (m *Main) demo(ctx context.Context, args []string) error {
 	}
 	ttlGiven := false
 	fs.Visit(func(f *flag.Flag) { ttlGiven = ttlGiven || f.Name == "ttl" })
-	if u, err := store.Parse(sf.url); err == nil && u.IsZooKeeper() && !ttlGiven {
-		sf.ttl = demoZKTTL
+	if u, err := store.Parse(sf.url); err == nil && !ttlGiven {
+		sf.ttl = u.ShortTTL(demoTTL)
 	}
 	if len(pos) > 0 || argv != nil {
 		return usageErr("demo: unexpected arguments")

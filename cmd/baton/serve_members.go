@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 
 	"github.com/batonhq/baton/cmd/baton/internal/serve"
-	"github.com/batonhq/baton/internal/store"
 )
 
 // serveMembers is `baton serve members`: the members of the cluster at
@@ -24,7 +23,7 @@ func (m *Main) serveMembers(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if u.Scheme != store.Etcd && u.Scheme != store.EtcdTLS {
+	if !u.IsEtcd() {
 		return usageErr("serve members: --store must be etcd:// or etcds://")
 	}
 	var tc *tls.Config

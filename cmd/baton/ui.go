@@ -74,8 +74,8 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	if !u.HasSessions() && *admin {
 		return usageErr("ui: --store %s: admin actions are for ZooKeeper and etcd; the Redis page is read-only", u.String())
 	}
-	if *prefix == "" && u.IsZooKeeper() {
-		*prefix = "/"
+	if *prefix == "" {
+		*prefix = u.RootPrefix()
 	}
 	cfg := m.uiConfig(u, &sf, *prefix)
 	if *admin {

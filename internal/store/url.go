@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/layout"
@@ -207,6 +208,28 @@ func (u URL) Majority() int {
 
 // IsZooKeeper reports whether the store is ZooKeeper (zk or zks).
 func (u URL) IsZooKeeper() bool { return u.Scheme == ZooKeeper || u.Scheme == ZooKeeperTLS }
+
+// ShortestZooKeeperTTL is the shortest session a ZooKeeper server with its
+// default tickTime (2000 ms) grants: it refuses shorter ones.
+const ShortestZooKeeperTTL = 4 * time.Second
+
+// ShortTTL is d, or the shortest session TTL the store's servers grant with
+// their default settings if that is longer (ShortestZooKeeperTTL).
+func (u URL) ShortTTL(d time.Duration) time.Duration {
+	if u.IsZooKeeper() {
+		return max(d, ShortestZooKeeperTTL)
+	}
+	return d
+}
+
+// RootPrefix is the prefix that names every lock of the store: "/" on
+// ZooKeeper, whose paths are absolute, and "" (every key) elsewhere.
+func (u URL) RootPrefix() string {
+	if u.IsZooKeeper() {
+		return "/"
+	}
+	return ""
+}
 
 // IsEtcd reports whether the store is etcd (etcd or etcds).
 func (u URL) IsEtcd() bool { return u.Scheme == Etcd || u.Scheme == EtcdTLS }

@@ -74,10 +74,7 @@ type reader struct {
 }
 
 func (b *reader) kind() string {
-	if b.u.IsZooKeeper() {
-		return layout.StoreZooKeeper
-	}
-	return layout.StoreEtcd
+	return b.u.Layout()
 }
 
 // closeStore ends the session, bounded.
