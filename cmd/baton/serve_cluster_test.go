@@ -2,15 +2,18 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/internal/await"
+	"github.com/batonhq/baton/internal/freeport"
 	"github.com/batonhq/baton/internal/testca"
 )
 
@@ -26,9 +29,9 @@ func TestServeCluster(t *testing.T) {
 	ca := testca.New(t, "peers")
 	dir := t.TempDir()
 	var clients, peers [4]string
-	for i := range clients {
-		clients[i], peers[i] = closedPort(t), closedPort(t)
-	}
+	addrs := freeAddrs(t, len(clients)+len(peers))
+	copy(clients[:], addrs)
+	copy(peers[:], addrs[len(clients):])
 	var initial []string
 	file := "# name peer client\n"
 	for i := range 3 {
@@ -149,10 +152,11 @@ func TestServeClusterUsage(t *testing.T) {
 func TestServeClusterFirstMemberDown(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	var clients, initial []string
+	addrs := freeAddrs(t, 6)
+	clients := addrs[:3]
+	var initial []string
 	for i := range 3 {
-		clients = append(clients, closedPort(t))
-		initial = append(initial, fmt.Sprintf("n%d=%s", i+1, closedPort(t)))
+		initial = append(initial, fmt.Sprintf("n%d=%s", i+1, addrs[3+i]))
 	}
 	var members []*proc
 	for i := range 3 {
@@ -216,4 +220,21 @@ func TestServeClusterFirstMemberDown(t *testing.T) {
 			t.Errorf("member n%d exit %d: %q", i+1, code, p.stderr.String())
 		}
 	}
+}
+
+// freeAddrs returns n distinct loopback addresses nothing listens on, for
+// the servers a test starts. Picked one at a time (closedPort), two can
+// be the same port, free again once its probe closed: a member was once
+// given another's client address.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	ports, err := freeport.Ports(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, n)
+	for i, p := range ports {
+		addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+	}
+	return addrs
 }
