@@ -224,11 +224,25 @@ func testItemQueueExactlyOnce(t *testing.T, h Harness) {
 // hour fast or slow); items come out earliest due first; a Take that ends
 // before the item is due takes nothing.
 func testDelayNeverEarly(t *testing.T, h Harness) {
+	// The steps before the first delay must be done within it: once it has
+	// passed, the Poll and the Take meant to find nothing due may rightly
+	// take "fast clock", and what comes out first is not seen. On a starved
+	// machine such a run shows nothing, and runs again with a longer delay.
+	for d := 400 * time.Millisecond; !delayNeverEarly(t, h, d); d *= 2 {
+		if d >= 6400*time.Millisecond {
+			t.Fatalf("every run took longer than its first delay (up to %v) before the delays", d)
+		}
+		t.Logf("the steps before the first delay %v took longer than it: again with %v", d, 2*d)
+	}
+}
+
+// delayNeverEarly is testDelayNeverEarly with delay d; false if the steps
+// meant to come before the first delay did not.
+func delayNeverEarly(t *testing.T, h Harness, d time.Duration) bool {
 	ctx := testCtx(t)
 	name := h.Path(t)
 	ss := sessions(t, h, 2)
 	p, c := baton.NewDelayQueue(ss[0], name), baton.NewDelayQueue(ss[1], name)
-	const d = 400 * time.Millisecond
 	start := time.Now()
 	if err := p.Put(ctx, []byte("later"), 2*d); err != nil {
 		t.Fatal(err)
@@ -249,8 +263,15 @@ func testDelayNeverEarly(t *testing.T, h Harness) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, d/4)
 	defer cancel()
-	if _, err := c.Take(cctx); !errors.Is(err, context.DeadlineExceeded) && time.Since(start) < d {
-		t.Fatalf("Take ending before the delay: %v", err)
+	v, err := c.Take(cctx)
+	if el := time.Since(start); el >= d {
+		if err == nil && string(v) == "later" && el < 2*d {
+			t.Fatalf("%q delivered %v after Put, before its delay %v", v, el, 2*d)
+		}
+		return false
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Take ending before the delay: %q %v", v, err)
 	}
 	for _, want := range []struct {
 		v string
@@ -268,4 +289,5 @@ func testDelayNeverEarly(t *testing.T, h Harness) {
 	if n, _ := c.Len(ctx); n != 0 {
 		t.Fatalf("Len %d after taking everything", n)
 	}
+	return true
 }
