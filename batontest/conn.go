@@ -11,10 +11,7 @@ import (
 )
 
 // connSuite lists the tests of the Conn primitives themselves.
-var connSuite = []struct {
-	name string
-	fn   func(t *testing.T, h Harness)
-}{
+var connSuite = []testCase{
 	{"Conn/CreateExactlyOnceAfterLostReply", testConnCreateOnce},
 	{"Conn/ChildrenInOrder", testConnChildrenOrder},
 	{"Conn/RecreatedNode", testConnRecreated},
@@ -31,11 +28,7 @@ var connSuite = []struct {
 // one backend: exactly-once creates, listing order, incarnations, the one
 // rule of WaitChildren, and how every method ends after a loss and on a
 // cancelled context.
-func RunConn(t *testing.T, h Harness) {
-	for _, tc := range connSuite {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
-}
+func RunConn(t *testing.T, h Harness) { runCases(t, h, connSuite) }
 
 // notReturning is how long a wait that must block is watched for not
 // returning. It proves nothing about speed: a wait that returns wrongly

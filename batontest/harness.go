@@ -50,4 +50,11 @@ type Harness struct {
 	// a Put outside must fail with an error wrapping
 	// baton.ErrInvalidPriority. Zero: every int32 is taken.
 	MaxPriority int32
+	// Parallel runs the tests beside each other (t.Parallel, up to go
+	// test's -parallel), but for those that count watches across the
+	// whole store, which run first, one at a time. Every test works under
+	// a Path of its own, and Expire, Partition and DropCreateReply touch
+	// only the session they are given; the harness's functions must be
+	// safe to call from several tests at once.
+	Parallel bool
 }

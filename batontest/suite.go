@@ -12,10 +12,7 @@ import (
 )
 
 // suite lists every conformance test. Recipes add theirs here.
-var suite = []struct {
-	name string
-	fn   func(t *testing.T, h Harness)
-}{
+var suite = []testCase{
 	{"Mutex/SeedsScenario", testMutexSeeds},
 	{"Mutex/MutualExclusion", testMutexExclusion},
 	{"Mutex/HerdFree", testMutexHerd},
@@ -117,11 +114,7 @@ var suite = []struct {
 }
 
 // Run runs the whole conformance suite against one backend.
-func Run(t *testing.T, h Harness) {
-	for _, tc := range suite {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
-	}
-}
+func Run(t *testing.T, h Harness) { runCases(t, h, suite) }
 
 // timeout bounds every conformance test. It is a liveness bound, not a
 // speed claim: generous enough for a starved machine running -race.

@@ -15,7 +15,8 @@ import (
 func harness(st *memory.Store) batontest.Harness {
 	var n atomic.Int64
 	return batontest.Harness{
-		Name: "memory",
+		Name:     "memory",
+		Parallel: true,
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
 			if ttl == 0 {
 				ttl = time.Second
