@@ -13,6 +13,7 @@ import (
 // session over TLS (client certificates required), authenticated with one
 // digest identity and creating nodes with CreatorACL.
 func TestConformanceSecure(t *testing.T) {
+	t.Parallel()
 	ca := testca.New(t, "baton conformance CA")
 	cert := ca.Issue(t, "zookeeper")
 	srv := zktest.Start(t, zktest.WithTLS(zktest.TLS{Cert: cert.CertFile, Key: cert.KeyFile, CA: ca.CertFile, ClientAuth: "need"}))

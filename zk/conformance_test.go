@@ -39,7 +39,8 @@ func harnessOn(t *testing.T, name string, srv *zktest.Server, addr string, opts 
 		return p
 	}
 	return batontest.Harness{
-		Name: name,
+		Name:     name,
+		Parallel: true,
 		Open: func(t testing.TB, ttl time.Duration) *baton.Session {
 			p := proxy.Start(t, addr)
 			d := &replyDropper{}
@@ -80,8 +81,13 @@ func harnessOn(t *testing.T, name string, srv *zktest.Server, addr string, opts 
 	}
 }
 
+// The two conformance suites (here, and on a secure server) run beside
+// each other and the package's other parallel tests, each on a server of
+// its own: the herd tests count the watches of the whole server.
 func TestConformance(t *testing.T) {
-	batontest.Run(t, harness(t))
+	t.Parallel()
+	srv := zktest.Start(t)
+	batontest.Run(t, harnessOn(t, "zk", srv, srv.Addr()))
 }
 
 func TestConn(t *testing.T) {
