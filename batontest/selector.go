@@ -172,18 +172,32 @@ func testSelectorObserveAndExpiry(t *testing.T, h Harness) {
 		t.Fatalf("Leader after the turn: %v, want ErrNoLeader", err)
 	}
 
-	// Expiry while leading in Run.
+	// Expiry while leading in Run, once fn runs: Leading reports the lock
+	// held a moment before Run calls fn, and a session that expires in
+	// that moment ends Run without calling it, as it must.
 	cause := make(chan error, 1)
+	running := make(chan struct{}, 1)
 	res := make(chan error, 1)
 	go func() {
 		res <- sel.Run(ctx, func(ctx context.Context, _ *baton.Lease) error {
+			select {
+			case running <- struct{}{}:
+			default:
+			}
 			<-ctx.Done()
 			cause <- context.Cause(ctx)
 			return nil
 		})
 	}()
-	if !await.Within(10*time.Second, sel.Leading) {
+	select {
+	case <-running:
+	case err := <-res:
+		t.Fatalf("Run returned %v before leading", err)
+	case <-time.After(10 * time.Second):
 		t.Fatal("never led")
+	}
+	if !sel.Leading() {
+		t.Fatal("fn runs, and Leading says false")
 	}
 	h.Expire(t, ss[0])
 	select {
@@ -194,7 +208,12 @@ func testSelectorObserveAndExpiry(t *testing.T, h Harness) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return after the session expired")
 	}
-	if c := <-cause; !errors.Is(c, baton.ErrLost) {
-		t.Fatalf("fn ctx cause %v, want ErrLost", c)
+	select {
+	case c := <-cause:
+		if !errors.Is(c, baton.ErrLost) {
+			t.Fatalf("fn ctx cause %v, want ErrLost", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run returned, and fn's ctx was not cancelled")
 	}
 }
