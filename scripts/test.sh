@@ -226,7 +226,11 @@ lane() {
 # leader is cut off (bound 5 s; 9.3 s once beside the other lane) and the
 # Redis floors' requests per acquisition (28.4 against 27.5 once).
 alone_tests='^(TestClusterRequestsLeaveACutLeader|TestRedisLineFloor|TestRedisDeadlineFloor|TestRedisBlockingFloor|TestRedlockLineFloor)$'
-bg "$cli_lane: go test -race (but TestLoaded)" mod_test $cli_lane -skip '^TestLoaded$'
+# The command line's tests two at a time (-parallel 2, the last flag
+# wins): each starts baton processes and servers of its own, and at four
+# at a time beside the other lane an elector of TestPrometheusScrapesBaton
+# went unscraped for 30 s once.
+bg "$cli_lane: go test -race (but TestLoaded)" mod_test $cli_lane -skip '^TestLoaded$' -parallel 2
 bg "$lib_lane: go test -race" lane $lib_lane
 
 # The checks, while the tests run, at a lower priority: compiling takes
