@@ -56,6 +56,7 @@ var lockerSuite = []struct {
 	{"MonotonicTokens", testLockerTokens},
 	{"TryLock", testLockerTryLock},
 	{"Reentrancy", testLockerReentrancy},
+	{"SharedHandle", testLockerShared},
 	{"CancelLeavesNothing", testLockerCancel},
 	{"CancelAtHandOff", testLockerCancelAtHandOff},
 	{"UnlockCancelledCtx", testLockerUnlockCancelled},
@@ -273,6 +274,52 @@ func testLockerReentrancy(t *testing.T, h LockerHarness) {
 	if err := b.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// One handle shared by several goroutines lets one in at a time, as a
+// sync.Mutex does, on a type that is not re-entrant: each goroutine's
+// Lock waits for the Unlock of the hold before. (A re-entrant handle is
+// one holder whose calls nest: goroutines sharing it are let in at once,
+// as the type defines it, so there is nothing to check.)
+func testLockerShared(t *testing.T, h LockerHarness) {
+	if h.Reentrant {
+		return
+	}
+	ctx := testCtx(t)
+	const goroutines = 4
+	cycles := 10
+	s := h.New(t, 1, LoadTTL)
+	m := s.Lockers[0]
+	var chk Checker
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range cycles {
+				l, err := m.Lock(ctx)
+				if err != nil {
+					t.Errorf("goroutine %d: Lock: %v", i, err)
+					return
+				}
+				sp := chk.Enter(i, l.Token())
+				section(l)
+				chk.Leave(sp)
+				if err := m.Unlock(ctx); err != nil {
+					t.Errorf("goroutine %d: Unlock: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := chk.Verify(h.Tokens); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(chk.Spans()); got != goroutines*cycles {
+		t.Fatalf("%d critical sections, want %d", got, goroutines*cycles)
+	}
+	s.contenders(t, 0, "after every Unlock")
 }
 
 // A waiting Lock whose ctx is cancelled, or whose deadline passes,

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -11,7 +12,8 @@ import (
 // lockHandle is the handle Mutex and Redlock share, written once: the
 // lock's keys and options, one call at a time through the gate, what the
 // handle holds by re-entrant level, and the telemetry of its
-// acquisitions. How a hold is taken and given back on the servers (one
+// acquisitions. A handle takes turns like a sync.Mutex unless made
+// Reentrant. How a hold is taken and given back on the servers (one
 // server, or a quorum of masters) is the algorithm's.
 type lockHandle struct {
 	k     keys
@@ -23,6 +25,15 @@ type lockHandle struct {
 
 	gate   handle.Gate                               // one call at a time on this handle
 	levels handle.Reentrant[*liveLock, *baton.Lease] // what this handle holds, by level
+
+	// Without Reentrant, own is the handle's hold, as a sync.Mutex's
+	// state is: taken by Lock before it goes to the servers and given
+	// back by the Unlock that ends that hold; owner (guarded by gate) is
+	// the lease it was taken for, so that a retried Unlock does not give
+	// it back twice.
+	reentrant bool
+	own       handle.Gate
+	owner     *baton.Lease
 }
 
 // algorithm takes and gives back a lock's holds on its servers.
@@ -43,6 +54,7 @@ type algorithm interface {
 func (h *lockHandle) init(backend, name string, opts []Option, algo algorithm) {
 	o := buildOptions(opts)
 	h.k, h.ttl, h.ident, h.algo = keysFor(name), o.ttl, o.ident, algo
+	h.reentrant = o.reentrant
 	h.obs = newObserver(backend, name, o)
 	if _, err := baton.CleanName(name); err != nil {
 		h.bad = err
@@ -75,8 +87,9 @@ func (h *lockHandle) Expiry() time.Time {
 // none) and ends (Done closes, Err wraps baton.ErrLost) as soon as a
 // renewal cannot be confirmed before the validity last confirmed runs
 // out, that is before the key can expire on the server (on a majority of
-// the masters). On a handle that holds the lock, Lock returns its lease
-// one level up.
+// the masters). On a handle that holds the lock (or whose lost hold was
+// not yet given back by Unlock), Lock waits for its Unlock, as on a
+// sync.Mutex; made Reentrant, it returns the lease one level up.
 //
 // If ctx ends first, our place in line is given up and ctx.Err() returned;
 // when the restart guard was holding the lock back (see
@@ -89,21 +102,57 @@ func (h *lockHandle) Lock(ctx context.Context) (*baton.Lease, error) {
 // TryLock makes one attempt: it acquires the lock only if it is free, and
 // returns an error wrapping baton.ErrLocked otherwise (on a Redlock, also
 // when the votes split). While baton clients wait, a baton holder hands
-// the lock over at release, so it is never free. On a Redlock, it fails
-// with an error wrapping ErrNoQuorum when too few masters answer.
+// the lock over at release, so it is never free. On a handle that holds
+// the lock it returns baton.ErrLocked too, unless made Reentrant (then
+// the lease one level up). On a Redlock, it fails with an error wrapping
+// ErrNoQuorum when too few masters answer.
 func (h *lockHandle) TryLock(ctx context.Context) (*baton.Lease, error) {
 	return h.obs.acquire(ctx, true, h.acquire, &h.levels)
 }
 
-// acquire raises the level of a live hold, or takes a new one.
+// acquire takes a new hold: after the handle's own turn unless
+// Reentrant, where it raises the level of a live hold instead.
 func (h *lockHandle) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if h.bad != nil {
 		return nil, h.bad
 	}
+	if !h.reentrant {
+		if err := h.enter(ctx, try); err != nil {
+			return nil, err
+		}
+	}
 	if err := h.gate.Enter(ctx); err != nil {
+		if !h.reentrant {
+			h.own.Leave()
+		}
 		return nil, err
 	}
 	defer h.gate.Leave()
+	l, err := h.take(ctx, try)
+	switch {
+	case h.reentrant:
+	case err != nil:
+		h.own.Leave()
+	default:
+		h.owner = l
+	}
+	return l, err
+}
+
+// enter takes the handle's own hold, waiting for the Unlock of the hold
+// before unless try; a taken hold is baton.ErrLocked then.
+func (h *lockHandle) enter(ctx context.Context, try bool) error {
+	if !try {
+		return h.own.Enter(ctx)
+	}
+	if !h.own.TryEnter() {
+		return fmt.Errorf("%w: %s is held by this handle", baton.ErrLocked, h.k.lock)
+	}
+	return nil
+}
+
+// take is acquire's turn on the servers, inside the gate.
+func (h *lockHandle) take(ctx context.Context, try bool) (*baton.Lease, error) {
 	if l := h.levels.Again(); l != nil {
 		return l, nil
 	}
@@ -114,9 +163,11 @@ func (h *lockHandle) acquire(ctx context.Context, try bool) (*baton.Lease, error
 	return h.levels.Take(l, l.lease), nil
 }
 
-// Unlock releases one level of the lock; the last releases the key (on
-// every master, for a Redlock) where it still holds our value, hands it to
-// the next waiter in line there, and ends the lease. Unlock without a hold
+// Unlock releases the hold (made Reentrant, one level of it; the last
+// level releases), and the next Lock on this handle may go. Releasing
+// deletes the key (on every master, for a Redlock) where it still holds
+// our value, hands it to the next waiter in line there, and ends the
+// lease. Unlock without a hold
 // returns baton.ErrNotHeld; after a loss, an error wrapping baton.ErrLost.
 // The release is sent even if ctx is already cancelled (bounded by a
 // couple of seconds).
@@ -126,6 +177,10 @@ func (h *lockHandle) Unlock(ctx context.Context) error {
 	}
 	defer h.gate.Leave()
 	return h.levels.Release(func(l *liveLock) (bool, error) {
+		if l.lease == h.owner {
+			h.owner = nil
+			defer h.own.Leave()
+		}
 		l.stopRenewal()
 		lost := l.lease.Err()
 		err := h.algo.giveBack(ctx, l, lost)

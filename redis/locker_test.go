@@ -18,18 +18,8 @@ import (
 
 func TestMutexLocker(t *testing.T) {
 	srv := sharedServer(t)
-	batontest.RunLocker(t, batontest.LockerHarness{
-		Name:      "redis.Mutex",
-		Reentrant: true,
-		Tokens:    true,
-		New: func(t *testing.T, n int, ttl time.Duration) batontest.LockerSet {
-			return lockerSet(t, []*redistest.Server{srv}, n, func(key string, ttl time.Duration, ps []*proxy.Proxy) baton.Locker {
-				c := dialVia(t, ps[0])
-				t.Cleanup(func() { _ = c.Close() })
-				return redis.NewMutex(c, key, redis.WithTTL(ttl))
-			}, ttl)
-		},
-	})
+	batontest.RunLocker(t, mutexLockers(srv, false))
+	t.Run("Reentrant", func(t *testing.T) { batontest.RunLocker(t, mutexLockers(srv, true, redis.Reentrant())) })
 }
 
 func TestRedlockLocker(t *testing.T) {
@@ -37,9 +27,33 @@ func TestRedlockLocker(t *testing.T) {
 	for _, s := range srvs {
 		s.WaitUp(batontest.LoadTTL) // the restart guard holds back no lock of that ttl
 	}
-	batontest.RunLocker(t, batontest.LockerHarness{
-		Name:      "redis.Redlock",
-		Reentrant: true,
+	batontest.RunLocker(t, redlockLockers(srvs, false))
+	t.Run("Reentrant", func(t *testing.T) { batontest.RunLocker(t, redlockLockers(srvs, true, redis.Reentrant())) })
+}
+
+// mutexLockers is the Locker harness of redis.Mutex on srv with opts;
+// reentrant says whether opts make it re-entrant.
+func mutexLockers(srv *redistest.Server, reentrant bool, opts ...redis.Option) batontest.LockerHarness {
+	return batontest.LockerHarness{
+		Name:      label("redis.Mutex", reentrant),
+		Reentrant: reentrant,
+		Tokens:    true,
+		New: func(t *testing.T, n int, ttl time.Duration) batontest.LockerSet {
+			return lockerSet(t, []*redistest.Server{srv}, n, func(key string, ttl time.Duration, ps []*proxy.Proxy) baton.Locker {
+				c := dialVia(t, ps[0])
+				t.Cleanup(func() { _ = c.Close() })
+				return redis.NewMutex(c, key, append(opts, redis.WithTTL(ttl))...)
+			}, ttl)
+		},
+	}
+}
+
+// redlockLockers is the Locker harness of redis.Redlock on srvs with
+// opts; reentrant says whether opts make it re-entrant.
+func redlockLockers(srvs []*redistest.Server, reentrant bool, opts ...redis.Option) batontest.LockerHarness {
+	return batontest.LockerHarness{
+		Name:      label("redis.Redlock", reentrant),
+		Reentrant: reentrant,
 		New: func(t *testing.T, n int, ttl time.Duration) batontest.LockerSet {
 			return lockerSet(t, srvs, n, func(key string, ttl time.Duration, ps []*proxy.Proxy) baton.Locker {
 				cs := make([]*redis.Client, len(ps))
@@ -48,10 +62,17 @@ func TestRedlockLocker(t *testing.T) {
 				}
 				q := redis.NewQuorum(cs...)
 				t.Cleanup(func() { _ = q.Close() }) // and its clients
-				return redis.NewRedlock(q, key, redis.WithTTL(ttl))
+				return redis.NewRedlock(q, key, append(opts, redis.WithTTL(ttl))...)
 			}, ttl)
 		},
-	})
+	}
+}
+
+func label(name string, reentrant bool) string {
+	if reentrant {
+		return name + ", Reentrant"
+	}
+	return name
 }
 
 // lockerSet makes n handles on a fresh key over srvs with newLock, each

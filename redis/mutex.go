@@ -45,10 +45,12 @@ const cleanupTimeout = 2 * time.Second
 // publishes; a lock freed that way goes to whoever asks first, not to
 // the head of the line.
 //
-// A Mutex value is one holder, re-entrant as a baton.Mutex made with
-// baton.Reentrant: Lock on a Mutex that holds returns the same lease one
-// level up, and only the last of as many Unlocks releases it. It must not
-// be copied after first use.
+// A Mutex value is one holder, as a baton.Mutex is: goroutines that share
+// it take turns, Lock on a Mutex that holds (or whose lost hold was not yet
+// given back by Unlock) waits for Unlock, and TryLock returns
+// baton.ErrLocked. With the Reentrant option it counts instead: Lock on a
+// Mutex that holds returns the same lease one level up, and only the last
+// of as many Unlocks releases it. It must not be copied after first use.
 type Mutex struct {
 	lockHandle
 	c *Client

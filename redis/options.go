@@ -14,6 +14,8 @@ type options struct {
 	ttl   time.Duration
 	tel   baton.Telemetry
 	ident *baton.Identity // WithIdentity's, or nil
+	// reentrant: a Lock while held counts a level (Reentrant)
+	reentrant bool
 }
 
 // WithTTL sets the TTL: how long a holder that goes silent (crashed, cut
@@ -37,6 +39,16 @@ func WithTTL(ttl time.Duration) Option {
 // the random part alone. Clients of either form share a lock.
 func WithIdentity(id baton.Identity) Option {
 	return func(o *options) { o.ident = &id }
+}
+
+// Reentrant makes a Mutex or Redlock count its holds instead of taking
+// turns, as baton.Reentrant does for a baton.Mutex: Lock on a handle that
+// holds a live lease returns that lease at once and raises a level, and
+// Unlock lowers it; the last Unlock releases. It suits one holder whose
+// calls nest, not goroutines sharing a handle, which would all be let in
+// at once.
+func Reentrant() Option {
+	return func(o *options) { o.reentrant = true }
 }
 
 func buildOptions(opts []Option) options {

@@ -81,8 +81,9 @@ const noQuorumRounds = 3
 // an error wrapping ErrNoQuorum; so does Lock, after three rounds (a
 // fraction of the ttl), when the others refuse connections. Masters that
 // time out may only be slow: Lock keeps trying them until ctx ends. A
-// Redlock value is one holder, re-entrant; it must not be copied after
-// first use.
+// Redlock value is one holder that takes turns like a Mutex (counts its
+// holds with the Reentrant option); it must not be copied after first
+// use.
 type Redlock struct {
 	lockHandle
 	q *Quorum
