@@ -121,7 +121,7 @@ func isWorkload(w string) bool {
 // by the bench's sessions.
 func benchURL(raw string) (store.URL, error) {
 	if raw == "memory://" || raw == "memory:" {
-		return store.URL{Scheme: "memory"}, nil
+		return store.URL{Scheme: store.Memory}, nil
 	}
 	return store.Parse(raw)
 }
@@ -155,7 +155,7 @@ func checkBenchFlags(sf *storeFlags, clients, waiters, locks int, duration time.
 // once (exit 1, one line) instead of leaving a workload's own clients,
 // the raw clients of the floor among them, waiting on it.
 func benchReachable(ctx context.Context, u store.URL, o store.Options) error {
-	if u.Scheme == "memory" {
+	if u.InProcess() {
 		return nil
 	}
 	s, err := store.Open(ctx, u, o)

@@ -23,7 +23,7 @@ func (m *Main) serveMembers(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !u.IsEtcd() {
+	if !u.Members() {
 		return usageErr("serve members: --store must be etcd:// or etcds://")
 	}
 	var tc *tls.Config

@@ -32,7 +32,7 @@ func (f SessionFactory) Open(ctx context.Context) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return clientOf(store.OnSession(store.URL{Scheme: "memory"}, s)), nil
+	return clientOf(store.OnSession(store.URL{Scheme: store.Memory}, s)), nil
 }
 
 // clientOf is s as a bench client. A store with a session also has the

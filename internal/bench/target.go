@@ -25,7 +25,7 @@ func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
 	label := StoreLabel(u)
 	batonT = Target{Impl: "baton", Store: label}
 	floorT = Target{Impl: "floor", Store: label}
-	if u.Scheme == "memory" {
+	if u.InProcess() {
 		st := memory.New()
 		var opts []memory.Option
 		if o.TTL != 0 {

@@ -193,7 +193,7 @@ func (c *Cluster) peerAddrs() error {
 // applyJoin sets the running cluster that --join names in cfg.
 func (c *Cluster) applyJoin(cfg *embedded.Config) error {
 	u, err := store.Parse(c.join)
-	if err != nil || !u.IsEtcd() {
+	if err != nil || !u.Members() {
 		return exit.Usagef("serve: --join: want the cluster's etcd://h:p,… URL")
 	}
 	cfg.Join = endpoints(u)
