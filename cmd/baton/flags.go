@@ -30,6 +30,7 @@ type storeFlags struct {
 	tls     store.TLSFiles
 	name    string // the recipe name, checked against the store kind before dialing
 	verb    string // the command ("lock", …), written into our nodes' identity
+	recipe  string // what the command makes besides plain locks (store.Options.Recipe)
 
 	metrics string         // --metrics-addr, where the command serves /metrics
 	ms      *metricsServer // serving it, from the first open
@@ -300,8 +301,10 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 		m.atExit(sf.ms.close)
 		sf.ms.announce(m.Stderr, sf.metrics)
 	}
-	s, err := store.Open(ctx, u, sf.options())
-	if errors.Is(err, store.ErrBadTLS) || errors.Is(err, baton.ErrInvalidTTL) {
+	o := sf.options()
+	o.Recipe = sf.recipe
+	s, err := store.Open(ctx, u, o)
+	if errors.Is(err, store.ErrBadTLS) || errors.Is(err, baton.ErrInvalidTTL) || errors.Is(err, store.ErrLocksOnly) {
 		return nil, usageErr("%v", err)
 	}
 	if err != nil {
@@ -348,29 +351,12 @@ func wrapExit(err error, format string, a ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), err)
 }
 
-// openFor opens the store (a signal cancels the dial) and, if what is not
-// "", insists on a session store for that recipe.
+// openFor opens the store (a signal cancels the dial) for the recipe
+// what: a store that cannot make it (store.Options.Recipe) is refused as a
+// usage error before anything is dialled. "" asks for a plain lock.
 func (m *Main) openFor(ctx context.Context, sigs *signals, sf *storeFlags, what string) (*store.Store, error) {
-	u, err := sf.parse()
-	if err != nil {
-		return nil, err
-	}
-	if what != "" {
-		if err := u.NeedSession(what); err != nil {
-			return nil, usageErr("%v", err)
-		}
-	}
-	s, err := waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, sf) })
-	if err != nil {
-		return nil, err
-	}
-	if what != "" {
-		if err := s.NeedSession(what); err != nil {
-			closeStore(s)
-			return nil, err
-		}
-	}
-	return s, nil
+	sf.recipe = what
+	return waitFor(ctx, sigs, 0, func(ctx context.Context) (*store.Store, error) { return m.open(ctx, sf) })
 }
 
 // verb splits off a subcommand's verb, which may follow flags (`baton

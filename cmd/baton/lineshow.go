@@ -50,7 +50,7 @@ func (l *line) showWait(ctx context.Context, s *store.Store) func() {
 		defer wg.Done()
 		srcs := make([]statusReader, len(l.names))
 		for i, n := range l.names {
-			srcs[i] = lineReaderFor(s, n, l.sf, tty)
+			srcs[i] = lineReaderFor(s, n, tty)
 		}
 		var (
 			last  string

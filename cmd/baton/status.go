@@ -50,23 +50,14 @@ func (m *Main) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var src statusSource
-	if !u.HasSessions() {
-		src = &redisSource{u: u, name: name, o: sf.options()}
-	} else {
-		s, err := m.open(ctx, &sf)
-		if err != nil {
-			return err
-		}
-		defer closeStore(s)
-		src = &sessionSource{s: s, name: name, dial: sf.dial}
+	in := store.Inspect(u, sf.options(), func(ctx context.Context) (*store.Store, error) { return m.open(ctx, &sf) })
+	defer closeInspector(in)
+	if _, err := in.Connect(ctx); err != nil {
+		return badTLS(err)
 	}
+	var src statusSource = &nameSource{u: u, name: name, r: in.Name(name)}
 	if *watch {
-		if ss, ok := src.(*sessionSource); ok {
-			r := &reconnecting{m: m, sf: &sf, src: ss, retry: defaultRetry}
-			defer r.close()
-			src = r
-		}
+		src = &reconnecting{m: m, in: in, src: src, name: name, retry: defaultRetry}
 		return m.watchStatus(ctx, src, *asJSON)
 	}
 	rep, err := src.read(ctx)
@@ -135,129 +126,36 @@ type statusSource interface {
 	wait(ctx context.Context) error
 }
 
-// sessionSource reads ZooKeeper and etcd through the layout reader.
-type sessionSource struct {
-	s    *store.Store
+// nameSource is a name's status, read by the store's inspector: its
+// report and what its other spelling holds.
+type nameSource struct {
+	u    store.URL
 	name string
-	dial time.Duration
-	last layout.Listing
+	r    store.NameReader
 }
 
-func (r *sessionSource) kind() string { return r.s.URL.Layout() }
-
-func (r *sessionSource) read(ctx context.Context) (statusReport, error) {
-	lctx, cancel := context.WithTimeout(ctx, r.dial+10*time.Second)
-	defer cancel()
-	l, err := layout.Read(lctx, r.s.Session.Conn(), r.kind(), r.name)
+func (r *nameSource) read(ctx context.Context) (statusReport, error) {
+	rep, err := r.r.Read(ctx)
 	if err != nil {
-		return statusReport{}, fmt.Errorf("status %s: %w", r.name, err)
+		return statusReport{}, badTLS(err)
 	}
-	r.last = l
-	rep := layout.Describe(l, time.Now())
-	return statusReport{Store: r.s.URL.String(), Held: rep.Held(), Report: rep, Other: r.otherOf(lctx)}, nil
+	return statusReport{Store: r.u.String(), Held: rep.Held(), Report: rep, Other: otherOf(ctx, r.r)}, nil
 }
 
-// wait returns once any directory read last differs, or the name itself
-// appears or goes, watched with the store's own watches. It also returns
-// after a minute, so ages and TTLs are refreshed now and then.
-func (r *sessionSource) wait(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	c := r.s.Session.Conn()
-	changed := make(chan error, 16)
-	watch := func(f func() error) {
-		go func() { changed <- f() }()
-	}
-	dirs := []string{"", layout.DirLocks, layout.DirLeases, layout.DirClaims}
-	if r.kind() == layout.StoreZooKeeper {
-		dirs = append(dirs, layout.DirEntries, layout.DirTaken)
-	}
-	for _, d := range dirs {
-		path := r.name
-		if d != "" {
-			path = strings.TrimSuffix(r.name, "/") + "/" + d
-		}
-		since := nodesOf(r.last.Dirs[d])
-		watch(func() error { return c.WaitChildren(ctx, path, since) })
-	}
-	if r.kind() == layout.StoreZooKeeper {
-		since := nodesOf(r.last.Dirs[layout.DirKazooLock])
-		watch(func() error { return c.WaitChildren(ctx, r.name+layout.DirKazooLock, since) })
-	}
-	if !r.last.Exists {
-		watch(func() error { _, err := c.WaitExists(ctx, r.name); return err })
-	}
-	err := <-changed
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		return nil // the periodic refresh
+func (r *nameSource) wait(ctx context.Context) error { return r.r.Wait(ctx) }
+
+// badTLS makes err a usage error if TLS files did not load.
+func badTLS(err error) error {
+	var ee *exitError
+	if errors.Is(err, store.ErrBadTLS) && !errors.As(err, &ee) {
+		return usageErr("%v", err)
 	}
 	return err
 }
 
-// redisSource reads a Redis or Redlock lock on every server.
-type redisSource struct {
-	u    store.URL
-	name string
-	o    store.Options
-	last string
-	// once: the other spelling is read by the first read only (the wait
-	// display), and kept in other.
-	once      bool
-	other     *otherSpelling
-	otherRead bool
-}
-
-func (r *redisSource) read(ctx context.Context) (statusReport, error) {
-	locks, err := store.InspectRedis(ctx, r.u, r.name, r.o)
-	if errors.Is(err, store.ErrBadTLS) {
-		return statusReport{}, usageErr("%v", err)
-	}
-	if err != nil {
-		return statusReport{}, err
-	}
-	rep := describeRedis(r.name, r.u, locks, time.Now())
-	b, _ := json.Marshal(rep)
-	r.last = string(b)
-	if !r.once || !r.otherRead {
-		r.other, r.otherRead = r.otherOf(ctx), true
-	}
-	rep.Other = r.other
-	return rep, nil
-}
-
-// wait polls: Redis keeps no watches a reader could use without taking
-// part in the lock's hand-off.
-func (r *redisSource) wait(ctx context.Context) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-		locks, err := store.InspectRedis(ctx, r.u, r.name, r.o)
-		if err != nil {
-			return err
-		}
-		b, _ := json.Marshal(describeRedis(r.name, r.u, locks, time.Now()))
-		if !sameRedis(string(b), r.last) {
-			return nil
-		}
-	}
-}
-
-// sameRedis compares two reports without the TTLs and ages, which
-// change with the clock.
-func sameRedis(a, b string) bool {
-	var x, y statusReport
-	_ = json.Unmarshal([]byte(a), &x)
-	_ = json.Unmarshal([]byte(b), &y)
-	for i := range x.Entries {
-		x.Entries[i].TTL, x.Entries[i].Age = 0, 0
-	}
-	for i := range y.Entries {
-		y.Entries[i].TTL, y.Entries[i].Age = 0, 0
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return string(xa) == string(ya)
+// closeInspector closes what in opened, bounded.
+func closeInspector(in store.Inspector) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	in.Close(ctx)
 }

@@ -7,80 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/layout"
-	"github.com/batonhq/baton/internal/store"
-	"github.com/batonhq/baton/redis"
 )
-
-// nodesOf returns the nodes of a directory's listing.
-func nodesOf(kids []layout.Child) []backend.Node {
-	out := make([]backend.Node, len(kids))
-	for i, k := range kids {
-		out[i] = k.Node
-	}
-	return out
-}
-
-// describeRedis lists each server's holder and waiters of a Redis lock;
-// on Redlock a holder counts once it holds a majority of the servers.
-func describeRedis(name string, u store.URL, locks []store.RedisLock, now time.Time) statusReport {
-	rep := layout.Report{Name: name, Recipes: []string{}, Entries: []layout.Entry{}}
-	key := redis.KeyOf(name) // the node column names the keys as redis-cli shows them
-	votes := map[string]int{}
-	waiting := map[string]bool{}
-	for _, l := range locks {
-		if !u.Fenced() {
-			l.Token = 0 // Redlock: BATON_TOKEN is 0
-		}
-		if l.Holder != "" {
-			votes[l.Holder]++
-			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleHolder, TTL: l.Left, Token: l.Token, Kind: backend.KindLock, Node: key + "@" + l.Server}, l.Holder, now))
-		}
-		for i, w := range l.Waiters {
-			waiting[w] = true
-			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleWaiter, TTL: -1, Seq: int64(i + 1), Kind: backend.KindLock, Node: key + ":queue@" + l.Server}, w, now))
-		}
-	}
-	if len(rep.Entries) > 0 {
-		rep.Recipes = []string{layout.RecipeMutex}
-	}
-	for _, n := range votes {
-		if n >= u.Majority() {
-			rep.Holders++
-		}
-	}
-	rep.Waiters = len(waiting)
-	return statusReport{Store: u.String(), Held: rep.Held(), Report: rep}
-}
-
-// redisEntry is a Redis lock entry for value v (a holder's or a
-// waiter's): its identity, host, pid, command and age where v carries
-// baton's identity (redis.WithIdentity); a baton value without one (a
-// library client's) is a "baton client", any other "foreign".
-func redisEntry(e layout.Entry, v string, now time.Time) layout.Entry {
-	e.Identity, e.Age = layout.IdentityForeign, -1
-	e.Session, _, _ = strings.Cut(v, ".") // the random part: the identity follows
-	id, ok := redis.ParseValue(v)
-	if !ok {
-		if store.BatonValue(v) {
-			e.Identity, e.Peer = "baton client (its value carries no identity)", layout.PeerBaton
-		}
-		return e
-	}
-	e.Peer = layout.PeerBaton
-	e.Identity = fmt.Sprintf("%s pid %d", id.Host, id.PID)
-	if id.Cmd != "" {
-		e.Identity += " " + id.Cmd
-	}
-	e.Host, e.PID, e.Cmd = id.Host, id.PID, id.Cmd
-	if !id.Created.IsZero() {
-		e.Age = max(now.Sub(id.Created), 0)
-	}
-	return e
-}
 
 // summary says what the name holds besides its holders and waiters.
 func summary(r layout.Report) string {

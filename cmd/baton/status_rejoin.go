@@ -4,21 +4,23 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/batonhq/baton/internal/store"
 )
 
-// reconnecting is `status --watch`'s source on a session store: it
-// outlives a store outage and its session, as `lock` waiters rejoin their
-// line (waitInLine). When a read or a wait fails in a way that may pass,
-// it says so on stderr once, opens a new session if the one in use has
-// ended, and reads again, backing off from 100 ms to 2 s; it gives up
-// after failures have gone on for retry in a row.
+// reconnecting is `status --watch`'s source: it outlives a store outage
+// and its session, as `lock` waiters rejoin their line (waitInLine). When
+// a read or a wait fails in a way that may pass, it says so on stderr
+// once, has the inspector open a new session if the one in use has ended,
+// and reads again, backing off from 100 ms to 2 s; it gives up after
+// failures have gone on for retry in a row.
 type reconnecting struct {
-	m      *Main
-	sf     *storeFlags
-	src    *sessionSource
-	retry  time.Duration
-	first  time.Time // the first failure of the current run of failures
-	opened bool      // src.s is ours to close
+	m     *Main
+	in    store.Inspector
+	src   statusSource
+	name  string
+	retry time.Duration
+	first time.Time // the first failure of the current run of failures
 }
 
 func (r *reconnecting) read(ctx context.Context) (statusReport, error) {
@@ -27,7 +29,7 @@ func (r *reconnecting) read(ctx context.Context) (statusReport, error) {
 		rep, err := r.src.read(ctx)
 		if err == nil {
 			if !r.first.IsZero() {
-				fmt.Fprintf(r.m.Stderr, "baton: status %s: reading again\n", r.src.name)
+				fmt.Fprintf(r.m.Stderr, "baton: status %s: reading again\n", r.name)
 			}
 			r.first = time.Time{}
 			return rep, nil
@@ -49,8 +51,8 @@ func (r *reconnecting) wait(ctx context.Context) error {
 }
 
 // mend copes with a failure to read or wait: it returns err if it may
-// not pass or has gone on for r.retry; else, after backoff, it opens a
-// new session if the one in use has ended (a failure to open counts as
+// not pass or has gone on for r.retry; else, after backoff, it has a new
+// session opened if the one in use has ended (a failure to open counts as
 // one more failure, for the next read to find) and returns nil.
 func (r *reconnecting) mend(ctx context.Context, err error, backoff time.Duration) error {
 	if ctx.Err() != nil || !mendable(err) {
@@ -58,7 +60,7 @@ func (r *reconnecting) mend(ctx context.Context, err error, backoff time.Duratio
 	}
 	if r.first.IsZero() {
 		r.first = time.Now()
-		fmt.Fprintf(r.m.Stderr, "baton: status %s: cannot read the store (%s); trying again\n", r.src.name, errLine(err))
+		fmt.Fprintf(r.m.Stderr, "baton: status %s: cannot read the store (%s); trying again\n", r.name, errLine(err))
 	} else if time.Since(r.first) >= r.retry {
 		return fmt.Errorf("%w (failing for %v)", err, r.retry)
 	}
@@ -67,24 +69,8 @@ func (r *reconnecting) mend(ctx context.Context, err error, backoff time.Duratio
 		return ctx.Err()
 	case <-time.After(backoff):
 	}
-	if s := r.src.s; s.Err() != nil {
-		ns, err := r.m.open(ctx, r.sf)
-		if err != nil {
-			return nil
-		}
-		if r.opened {
-			closeStore(s)
-		}
-		r.src.s, r.opened = ns, true
-		fmt.Fprintf(r.m.Stderr, "baton: status %s: reconnected with a new session\n", r.src.name)
+	if reopened, err := r.in.Connect(ctx); err == nil && reopened {
+		fmt.Fprintf(r.m.Stderr, "baton: status %s: reconnected with a new session\n", r.name)
 	}
 	return nil
-}
-
-// close closes the session mend opened, if any (the caller closes the
-// first).
-func (r *reconnecting) close() {
-	if r.opened {
-		closeStore(r.src.s)
-	}
 }

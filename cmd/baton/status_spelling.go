@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 )
@@ -28,19 +26,6 @@ type otherSpelling struct {
 	Holder string `json:"holder,omitempty"`
 }
 
-// spellingOf is name with its leading "/" taken off or added: the other
-// spelling, or "" if that is no name (too long).
-func spellingOf(name string) string {
-	other, ok := strings.CutPrefix(name, "/")
-	if !ok {
-		other = "/" + name
-	}
-	if _, err := baton.CleanName(other); err != nil {
-		return ""
-	}
-	return other
-}
-
 // spellingFrom describes rep, the report of other, if anything is there.
 func spellingFrom(other string, rep layout.Report) *otherSpelling {
 	if len(rep.Entries) == 0 && !rep.BarrierSet {
@@ -56,31 +41,15 @@ func spellingFrom(other string, rep layout.Report) *otherSpelling {
 	return o
 }
 
-// otherOf reads the other spelling of r.name, on a store where it names
-// another lock (not ZooKeeper), or nil. A failed read is no note.
-func (r *sessionSource) otherOf(ctx context.Context) *otherSpelling {
-	other := spellingOf(r.name)
-	if other == "" || r.kind() == layout.StoreZooKeeper {
+// otherOf describes what g's other spelling holds, where the store keeps
+// it as another lock and something is there, or nil. A failed read is no
+// note.
+func otherOf(ctx context.Context, g store.Glance) *otherSpelling {
+	other, rep, ok := g.Other(ctx)
+	if !ok {
 		return nil
 	}
-	l, err := layout.Read(ctx, r.s.Session.Conn(), r.kind(), other)
-	if err != nil {
-		return nil
-	}
-	return spellingFrom(other, layout.Describe(l, time.Now()))
-}
-
-// otherOf reads the other spelling of r.name, another Redis key, or nil.
-func (r *redisSource) otherOf(ctx context.Context) *otherSpelling {
-	other := spellingOf(r.name)
-	if other == "" {
-		return nil
-	}
-	locks, err := store.InspectRedis(ctx, r.u, other, r.o)
-	if err != nil {
-		return nil
-	}
-	return spellingFrom(other, describeRedis(other, r.u, locks, time.Now()).Report)
+	return spellingFrom(other, rep)
 }
 
 // spellingNote is the line status and `lock -v` show about rep's other

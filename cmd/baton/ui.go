@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/cmd/baton/internal/ui"
-	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 )
 
@@ -71,8 +70,8 @@ func (m *Main) ui(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !u.HasSessions() && *admin {
-		return usageErr("ui: --store %s: admin actions are for ZooKeeper and etcd; the Redis page is read-only", u.String())
+	if err := u.Admin(); err != nil && *admin {
+		return usageErr("ui: --store %s: %v", u.String(), err)
 	}
 	if *prefix == "" {
 		*prefix = u.RootPrefix()
@@ -195,23 +194,5 @@ func (m *Main) startServeUI(addr, listen, password string) (stop func(), err err
 // uiConfig is the page's configuration for the store at u (sf's flags)
 // under prefix, read-only.
 func (m *Main) uiConfig(u store.URL, sf *storeFlags, prefix string) ui.Config {
-	return ui.Config{
-		URL: u, Options: sf.options(), Dial: sf.dial, TLS: sf.tls, Prefix: prefix, Stderr: m.Stderr,
-		Source: func(s *store.Store, name string) ui.Source {
-			return uiSource{&sessionSource{s: s, name: name, dial: sf.dial}}
-		},
-		RedisReport: func(name string, locks []store.RedisLock, now time.Time) layout.Report {
-			return describeRedis(name, u, locks, now).Report
-		},
-	}
+	return ui.Config{URL: u, Options: sf.options(), Dial: sf.dial, Prefix: prefix, Stderr: m.Stderr}
 }
-
-// uiSource is status's reader of a name, as the page reads it.
-type uiSource struct{ *sessionSource }
-
-func (s uiSource) Read(ctx context.Context) (layout.Report, error) {
-	r, err := s.read(ctx)
-	return r.Report, err
-}
-
-func (s uiSource) Wait(ctx context.Context) error { return s.wait(ctx) }

@@ -1,12 +1,10 @@
-package main
+package store
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/batonhq/baton/internal/store"
 )
 
 // TestDescribeRedisTokens: on redlock:// a holder's rows show no fencing
@@ -16,24 +14,24 @@ import (
 // recipes and nodes as [], not null.
 func TestDescribeRedisTokens(t *testing.T) {
 	now := time.Now()
-	locks := []store.RedisLock{
+	locks := []RedisLock{
 		{Server: "127.0.0.1:7001", Holder: "0123456789abcdef0123456789abcdef", Left: 5 * time.Second, Token: 1795531876415676},
 		{Server: "127.0.0.1:7002", Holder: "0123456789abcdef0123456789abcdef", Left: 5 * time.Second},
 		{Server: "127.0.0.1:7003", Holder: "0123456789abcdef0123456789abcdef", Left: 5 * time.Second},
 	}
 	for _, tc := range []struct {
 		url   string
-		locks []store.RedisLock
+		locks []RedisLock
 		want  int64 // the first row's token
 	}{
 		{"redlock://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003", locks, 0},
 		{"redis://127.0.0.1:7001", locks[:1], 1795531876415676},
 	} {
-		u, err := store.Parse(tc.url)
+		u, err := Parse(tc.url)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep := describeRedis("/r", u, tc.locks, now)
+		rep := DescribeRedis("/r", u, tc.locks, now)
 		if rep.Holders != 1 || len(rep.Entries) != len(tc.locks) {
 			t.Fatalf("%s: %d holders, %d rows; want 1 and %d", tc.url, rep.Holders, len(rep.Entries), len(tc.locks))
 		}
@@ -47,11 +45,11 @@ func TestDescribeRedisTokens(t *testing.T) {
 			}
 		}
 	}
-	u, err := store.Parse("redis://127.0.0.1:7001")
+	u, err := Parse("redis://127.0.0.1:7001")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(describeRedis("/r", u, []store.RedisLock{{Server: "127.0.0.1:7001"}}, now))
+	b, err := json.Marshal(DescribeRedis("/r", u, []RedisLock{{Server: "127.0.0.1:7001"}}, now))
 	if err != nil {
 		t.Fatal(err)
 	}

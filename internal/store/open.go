@@ -41,17 +41,23 @@ type Options struct {
 	// Telemetry is where the session (or each Redis lock the Store makes)
 	// reports metrics and spans; the zero value reports nothing.
 	Telemetry baton.Telemetry
+	// Recipe names what the caller will make on the store besides plain
+	// locks (a command: "elect", "lock --shared (a read lock)", …): Open
+	// refuses a kind without sessions (Redis) with an error wrapping
+	// ErrLocksOnly that names it, before anything is dialled. "": plain
+	// locks only, which every kind makes.
+	Recipe string
 }
 
-// HasSessions reports whether the store kind has sessions (ZooKeeper,
-// etcd) and so every recipe; Redis kinds have locks only.
-func (u URL) HasSessions() bool { return !u.isRedis() }
+// ErrLocksOnly is wrapped by the error of a store kind without sessions
+// (Redis) asked for a recipe that needs one (Options.Recipe).
+var ErrLocksOnly = errors.New("offers locks only")
 
-// NeedSession returns an error naming the recipe when the store kind has
-// no sessions (Redis supports locks only).
-func (u URL) NeedSession(what string) error {
-	if u.isRedis() {
-		return fmt.Errorf("%s needs zk:// or etcd:// (or zks://, etcds://); %s:// offers locks only", what, u.Scheme)
+// needSession returns an error naming the recipe what when the store kind
+// has no sessions (Redis supports locks only), and nil for what "".
+func (u URL) needSession(what string) error {
+	if what != "" && u.isRedis() {
+		return fmt.Errorf("%s needs zk:// or etcd:// (or zks://, etcds://); %s:// %w", what, u.Scheme, ErrLocksOnly)
 	}
 	return nil
 }
@@ -70,6 +76,9 @@ func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	if o.TTL <= 0 {
 		o.TTL = baton.DefaultTTL
 	}
+	if err := u.needSession(o.Recipe); err != nil {
+		return nil, err
+	}
 	if err := u.CheckTLS(o.TLS); err != nil {
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
@@ -77,6 +86,7 @@ func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	defer cancel()
 	s, err := openBackend(dctx, u, o)
 	if err == nil {
+		s.opts = o
 		return s, nil
 	}
 	e := &backendError{msg: redact.Secrets(oneLine(err), u.Password), err: err}

@@ -18,10 +18,11 @@ type Store struct {
 	URL URL
 	// Session is the store's session on ZooKeeper and etcd, on which
 	// every recipe is made; nil on the Redis kinds, which make locks only
-	// (NeedSession refuses them a recipe before anything is dialled).
+	// (Options.Recipe refuses them a recipe before anything is dialled).
 	Session *baton.Session
 
 	kind   kind
+	opts   Options      // what it was opened with
 	closer func() error // closes a client the session does not own
 }
 
@@ -40,6 +41,8 @@ type kind interface {
 	// restartGuard is the error of a restart guard holding locks back,
 	// or nil.
 	restartGuard() error
+	// glance is Store.Glance on s, the Store of this kind.
+	glance(s *Store, name string, holderTTLs bool) Glance
 	close(ctx context.Context) error
 }
 
@@ -55,8 +58,9 @@ type LockSpec struct {
 	Revocable bool
 }
 
-// Needs names what in spec needs a store with sessions, for
-// NeedSession's message, or "" when any store makes the lock.
+// Needs names what in spec needs a store with sessions, for the message
+// of a store without (Options.Recipe), or "" when any store makes the
+// lock.
 func (spec LockSpec) Needs() string {
 	switch {
 	case spec.Shared:
@@ -87,7 +91,7 @@ func (s *Store) Locker(name string, spec LockSpec) (baton.Locker, error) {
 // the command for the error of a store without sessions.
 func (s *Store) Election(name, what string) (*baton.Election, error) {
 	if s.Session == nil {
-		return nil, s.URL.NeedSession(what)
+		return nil, s.URL.needSession(what)
 	}
 	return baton.NewElection(s.Session, name), nil
 }
@@ -97,7 +101,7 @@ func (s *Store) Election(name, what string) (*baton.Election, error) {
 // sessions.
 func (s *Store) Semaphore(name string, n int, what string) (*baton.Semaphore, error) {
 	if s.Session == nil {
-		return nil, s.URL.NeedSession(what)
+		return nil, s.URL.needSession(what)
 	}
 	return baton.NewSemaphore(s.Session, name, n), nil
 }
@@ -147,10 +151,6 @@ func (s *Store) RestartGuard() error { return s.kind.restartGuard() }
 func (s *Store) CredentialsIgnored() bool {
 	return s.URL.User != "" && s.Session != nil && etcd.CredentialsIgnored(s.Session)
 }
-
-// NeedSession returns an error naming the recipe when the store has no
-// sessions (Redis supports locks only).
-func (s *Store) NeedSession(what string) error { return s.URL.NeedSession(what) }
 
 // Close ends the session or closes the Redis clients, bounded by ctx.
 func (s *Store) Close(ctx context.Context) error {
@@ -211,7 +211,7 @@ type redisKind struct {
 
 func (k redisKind) locker(name string, spec LockSpec) (baton.Locker, error) {
 	if what := spec.Needs(); what != "" {
-		return nil, k.u.NeedSession(what)
+		return nil, k.u.needSession(what)
 	}
 	return k.mutex(name), nil
 }

@@ -111,11 +111,10 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 // deleteNode deletes the node if it is still the incarnation with the
 // token the page showed.
 func (b *reader) deleteNode(r *http.Request, act action) (int, string) {
-	s, err := b.conn(r.Context())
+	c, err := b.in.Conn(r.Context())
 	if err != nil {
 		return http.StatusBadGateway, "store: " + err.Error()
 	}
-	c := s.Session.Conn()
 	_, n, err := c.Get(r.Context(), act.Node)
 	switch {
 	case errors.Is(err, baton.ErrNotFound):

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 )
 
@@ -31,16 +30,9 @@ type Handler struct {
 // Config says what the page shows and how it reaches the store.
 type Config struct {
 	URL     store.URL
-	Options store.Options  // to open a session or the Redis inspector
-	Dial    time.Duration  // --dial-timeout
-	TLS     store.TLSFiles // the etcd client's that lists the prefix
-	Prefix  string         // the page shows the instances under it
-	// Source reads one name on s for the page (layout.Read) and waits
-	// for it to change (the store's watches).
-	Source func(s *store.Store, name string) Source
-	// RedisReport describes a Redis lock on the page, as `baton status`
-	// does, from its state on each server.
-	RedisReport func(name string, locks []store.RedisLock, now time.Time) layout.Report
+	Options store.Options // to open a session or read the Redis servers
+	Dial    time.Duration // --dial-timeout
+	Prefix  string        // the page shows the instances under it
 
 	Admin     bool      // offer the admin actions
 	Token     string    // with Admin: the secret an action must carry ($BATON_UI_TOKEN)
@@ -48,17 +40,11 @@ type Config struct {
 	Stderr    io.Writer // the audit log without AuditPath
 }
 
-// Source is one name's report, and the wait for its change.
-type Source interface {
-	Read(ctx context.Context) (layout.Report, error)
-	Wait(ctx context.Context) error
-}
-
 // NewHandler returns the page's handler for cfg; Close ends its work. A
 // missing or short admin token is a usage error.
 func NewHandler(cfg Config) (*Handler, error) {
-	b := &reader{u: cfg.URL, opts: cfg.Options, dial: cfg.Dial, tls: cfg.TLS, prefix: cfg.Prefix, admin: cfg.Admin,
-		source: cfg.Source, redisReport: cfg.RedisReport, chart: newChart()}
+	b := &reader{u: cfg.URL, in: store.Inspect(cfg.URL, cfg.Options, nil), dial: cfg.Dial, prefix: cfg.Prefix,
+		admin: cfg.Admin, chart: newChart()}
 	h := &Handler{ServeMux: http.NewServeMux(), b: b}
 	if cfg.Admin {
 		a, err := newAdmin(b, cfg)

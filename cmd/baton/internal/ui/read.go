@@ -2,17 +2,10 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
-	"github.com/batonhq/baton/backend"
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
 )
@@ -51,186 +44,34 @@ type Instance struct {
 	Chart *ChartView `json:"chart,omitempty"` // nil: no acquisition seen lately
 }
 
-// reader reads the store for the page. Its session is opened when first
-// needed and again after it ends, so a store that is down at start or
-// goes away shows as an error on the page until it is back.
+// reader reads the store for the page, through the store's inspector:
+// its session is opened when first needed and again after it ends, so a
+// store that is down at start or goes away shows as an error on the page
+// until it is back.
 type reader struct {
 	u      store.URL
-	opts   store.Options
+	in     store.Inspector
 	dial   time.Duration
-	tls    store.TLSFiles
 	prefix string
 	admin  bool
-	source func(s *store.Store, name string) Source
-	// redisReport describes a Redis lock's holder and waiters.
-	redisReport func(name string, locks []store.RedisLock, now time.Time) layout.Report
-	chart       *chart
-
-	mu   sync.Mutex
-	s    *store.Store
-	cli  *clientv3.Client      // etcd: lists and watches the prefix
-	rin  *store.RedisInspector // Redis: reads every server
-	live string                // Redis: LiveNotifications or LivePolling, once known
-}
-
-func (b *reader) kind() string {
-	return b.u.Layout()
-}
-
-// closeStore ends the session, bounded.
-func closeStore(s *store.Store) {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	_ = s.Close(ctx)
-}
-
-// conn returns an open session, opening one if needed.
-func (b *reader) conn(ctx context.Context) (*store.Store, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.s != nil && b.s.Session.Err() == nil {
-		return b.s, nil
-	}
-	if b.s != nil {
-		closeStore(b.s)
-		b.s = nil
-	}
-	// store.Open bounds the dial by --dial-timeout itself, and then names
-	// the last connection error (a ctx of the same deadline would end
-	// first and leave only "context deadline exceeded").
-	s, err := store.Open(ctx, b.u, b.opts)
-	if err != nil {
-		return nil, err
-	}
-	b.s = s
-	return s, nil
-}
-
-// etcdClient returns the client that lists and watches the prefix: etcd
-// has no directories, so names are found from the keys under it.
-func (b *reader) etcdClient() (*clientv3.Client, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.cli != nil {
-		return b.cli, nil
-	}
-	cfg := clientv3.Config{DialTimeout: b.dial, Username: b.u.User, Password: b.u.Password,
-		Logger: zap.NewNop()}
-	for _, h := range b.u.Hosts {
-		scheme := "http://"
-		if b.u.TLS {
-			scheme = "https://"
-		}
-		cfg.Endpoints = append(cfg.Endpoints, scheme+h)
-	}
-	if b.u.TLS {
-		tc, err := b.tls.Config("")
-		if err != nil {
-			return nil, err
-		}
-		cfg.TLS = tc
-	}
-	cli, err := clientv3.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	b.cli = cli
-	return cli, nil
+	chart  *chart
 }
 
 func (b *reader) close() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.s != nil {
-		closeStore(b.s)
-	}
-	if b.cli != nil {
-		_ = b.cli.Close()
-	}
-	if b.rin != nil {
-		b.rin.Close()
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	b.in.Close(ctx)
 }
 
 // snapshot is a view with what the server needs to wait for its change.
 type snapshot struct {
-	view View
-	rev  int64          // etcd: the revision the names were listed at
-	kids []backend.Node // ZooKeeper: the prefix's children
-	srcs []Source       // the page's names, to watch
-}
-
-// names lists the instance names under the prefix, sorted.
-func (b *reader) names(ctx context.Context, snap *snapshot) ([]string, error) {
-	if b.kind() == layout.StoreEtcd {
-		cli, err := b.etcdClient()
-		if err != nil {
-			return nil, err
-		}
-		resp, err := cli.Get(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(maxNames))
-		if err != nil {
-			return nil, err
-		}
-		snap.rev = resp.Header.Revision
-		snap.view.Truncated = resp.More
-		set := map[string]bool{}
-		for _, kv := range resp.Kvs {
-			set[etcdName(string(kv.Key))] = true
-		}
-		delete(set, "")
-		return sortedKeys(set), nil
-	}
-	s, err := b.conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	kids, err := s.Session.Conn().Children(ctx, b.prefix)
-	if err != nil {
-		return nil, err
-	}
-	snap.kids = kids
-	set := map[string]bool{}
-	for _, k := range kids {
-		switch {
-		case k.Seq > 0 && k.Seq != 1<<63-1:
-			set[b.prefix] = true // the prefix is itself a recipe's name
-		case k.Name == "zookeeper" && b.prefix == "/",
-			strings.HasSuffix(k.Name, layout.DirKazooLock):
-		default:
-			set[backend.Join(b.prefix, k.Name)] = true
-		}
-	}
-	return sortedKeys(set), nil
-}
-
-// etcdName is the recipe name a key belongs to: its directory, less the
-// directories recipes keep under their name (a semaphore's leases, …).
-func etcdName(key string) string {
-	i := strings.LastIndexByte(key, '/')
-	if i < 0 {
-		return ""
-	}
-	name := key[:i]
-	switch name[strings.LastIndexByte(name, '/')+1:] {
-	case layout.DirLocks, layout.DirLeases, layout.DirClaims, layout.DirEtcdRead, layout.DirEtcdWrite, layout.DirEtcdWaiters:
-		if j := strings.LastIndexByte(name, '/'); j >= 0 {
-			name = name[:j]
-		}
-	}
-	return name
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	view    View
+	listing *store.Listing     // the names under the prefix, as listed
+	srcs    []store.NameReader // the page's names, to watch
 }
 
 // read reads one page: the names under the prefix, then each name on the
-// page with the layout reader. An unreadable store is the view's Error.
+// page. An unreadable store is the view's Error.
 func (b *reader) read(ctx context.Context, page, per int) *snapshot {
 	if per <= 0 {
 		per = PerPage
@@ -241,38 +82,30 @@ func (b *reader) read(ctx context.Context, page, per int) *snapshot {
 	v := &snap.view
 	rctx, cancel := context.WithTimeout(ctx, b.dial+3*time.Second)
 	defer cancel()
-	if !b.u.HasSessions() {
-		b.readRedis(rctx, snap, page, per)
-		return snap
-	}
 	// The session first: opening it names why a store cannot be reached
 	// (refused, no route, TLS wanted) within --dial-timeout, where etcd's
 	// listing would wait out its deadline and say only that it passed.
-	if _, err := b.conn(rctx); err != nil {
-		v.Error = fmt.Sprintf("cannot read %s under %q: %v", v.Store, b.prefix, err)
-		return snap
+	_, err := b.in.Connect(rctx)
+	if err == nil {
+		v.Live = b.in.Live(rctx)
+		snap.listing, err = b.in.List(rctx, b.prefix, maxNames)
 	}
-	names, err := b.names(rctx, snap)
 	if err != nil {
 		v.Error = fmt.Sprintf("cannot read %s under %q: %v", v.Store, b.prefix, err)
 		return snap
 	}
-	names = b.paginate(v, names, page, per)
-	s, err := b.conn(rctx)
-	if err != nil {
-		v.Error = fmt.Sprintf("cannot open %s: %v", v.Store, err)
-		return snap
-	}
+	v.Truncated = snap.listing.More
+	names := b.paginate(v, snap.listing.Names, page, per)
 	// The names are read readers at a time: each is several requests
 	// (one a directory), and a page read one name after another spends
 	// most of its time waiting for replies.
-	srcs := make([]Source, len(names))
+	srcs := make([]store.NameReader, len(names))
 	reps := make([]layout.Report, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	turns := make(chan struct{}, readers)
 	for i, name := range names {
-		srcs[i] = b.source(s, name)
+		srcs[i] = b.in.Name(name)
 		wg.Add(1)
 		turns <- struct{}{}
 		go func() {
@@ -308,11 +141,10 @@ func (b *reader) paginate(v *View, names []string, page, per int) []string {
 	return names[from:min(from+per, len(names))]
 }
 
-// wait returns when something the snapshot shows may have changed, seen by
-// the store's watches: on etcd one watch on the prefix from the revision
-// listed; on ZooKeeper the prefix's children and each name's directories.
-// It also returns after refresh (ages and TTLs move), and soon after an
-// error (the store is retried).
+// wait returns when something the snapshot shows may have changed, as
+// the store's inspector learns of it (Inspector.Wait). It also returns
+// after refresh (ages and TTLs move), and soon after an error (the store
+// is retried).
 func (b *reader) wait(ctx context.Context, snap *snapshot) error {
 	ctx, cancel := context.WithTimeout(ctx, refresh)
 	defer cancel()
@@ -323,47 +155,5 @@ func (b *reader) wait(ctx context.Context, snap *snapshot) error {
 		}
 		return nil
 	}
-	if !b.u.HasSessions() {
-		return b.waitRedis(ctx, snap)
-	}
-	if b.kind() == layout.StoreEtcd {
-		cli, err := b.etcdClient()
-		if err != nil {
-			return err
-		}
-		wch := cli.Watch(clientv3.WithRequireLeader(ctx), b.prefix, clientv3.WithPrefix(), clientv3.WithRev(snap.rev+1))
-		select {
-		case <-wch:
-		case <-ctx.Done():
-		}
-		return nil
-	}
-	changed := make(chan error, len(snap.srcs)+1)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	s, err := b.conn(ctx)
-	if err != nil {
-		return err
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		changed <- s.Session.Conn().WaitChildren(ctx, b.prefix, snap.kids)
-	}()
-	for _, src := range snap.srcs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			changed <- src.Wait(ctx)
-		}()
-	}
-	select {
-	case err := <-changed:
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-			return err
-		}
-	case <-ctx.Done():
-	}
-	return nil
+	return b.in.Wait(ctx, snap.listing, snap.srcs)
 }
