@@ -2,7 +2,6 @@ package baton
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -42,17 +41,10 @@ type Mutex struct {
 	delay time.Duration     // the lock-delay; 0: none
 	// revocable: holds watch for a revocation request (Revocable)
 	revocable bool
-	reentrant bool // Reentrant: a Lock while held counts a level
 
-	gate handle.Gate // one call at a time on this handle
-	held nodeHeld
-
-	// Without Reentrant: own is the value's hold, as a sync.Mutex's state
-	// is, taken by Lock before it goes to the store and given back by the
-	// Unlock that ends that hold; owner (guarded by gate) is the lease it
-	// was taken for, so that a retried Unlock does not give it twice.
-	own   handle.Gate
-	owner *Lease
+	gate handle.Gate         // one call at a time on this handle
+	held nodeHeld            // what this handle holds, by level
+	turn handle.Turn[*Lease] // takes turns like a sync.Mutex unless Reentrant
 }
 
 // NewMutex returns a mutex on name (a ZooKeeper path, an etcd prefix),
@@ -102,39 +94,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (l *Lease, err error) {
 	if m.bad != nil {
 		return nil, m.bad
 	}
-	if !m.reentrant {
-		if err := m.enter(ctx, try); err != nil {
-			return nil, err
-		}
-	}
-	if err := m.gate.Enter(ctx); err != nil {
-		if !m.reentrant {
-			m.own.Leave()
-		}
-		return nil, err
-	}
-	defer m.gate.Leave()
-	l, err = m.lock(ctx, a, try)
-	switch {
-	case m.reentrant:
-	case err != nil:
-		m.own.Leave()
-	default:
-		m.owner = l
-	}
-	return l, err
-}
-
-// enter takes the value's hold, waiting for the Unlock of the hold before
-// unless try; a taken hold is ErrLocked then.
-func (m *Mutex) enter(ctx context.Context, try bool) error {
-	if !try {
-		return m.own.Enter(ctx)
-	}
-	if !m.own.TryEnter() {
-		return fmt.Errorf("%w: %s is held by this Mutex", ErrLocked, m.name)
-	}
-	return nil
+	return m.turn.Take(ctx, try, m.name, "Mutex", &m.gate, func() (*Lease, error) { return m.lock(ctx, a, try) })
 }
 
 // lock is acquire's turn on the store, inside the gate.
@@ -193,12 +153,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	defer m.gate.Leave()
 	return m.held.Release(func(h *nodeHold) (bool, error) {
-		if h.lease == m.owner {
-			// The hold ends here even if its delete fails (the next Lock
-			// retries it), so the value is free for the next Lock.
-			m.owner = nil
-			defer m.own.Leave()
-		}
+		// The hold ends here even if its delete fails (the next Lock
+		// retries it), so the value is free for the next Lock.
+		defer m.turn.Release(h.lease)
 		if m.delay > 0 && h.lease.Err() == nil {
 			m.unmarkHold(ctx, h.node)
 		}
@@ -216,5 +173,5 @@ func (m *Mutex) Held() bool { return m.held.Live() }
 // locks the same Mutex), not goroutines sharing a Mutex, which would all be
 // let in at once.
 func Reentrant() MutexOption {
-	return func(m *Mutex) { m.reentrant = true }
+	return func(m *Mutex) { m.turn.Reentrant = true }
 }

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -25,15 +24,7 @@ type lockHandle struct {
 
 	gate   handle.Gate                               // one call at a time on this handle
 	levels handle.Reentrant[*liveLock, *baton.Lease] // what this handle holds, by level
-
-	// Without Reentrant, own is the handle's hold, as a sync.Mutex's
-	// state is: taken by Lock before it goes to the servers and given
-	// back by the Unlock that ends that hold; owner (guarded by gate) is
-	// the lease it was taken for, so that a retried Unlock does not give
-	// it back twice.
-	reentrant bool
-	own       handle.Gate
-	owner     *baton.Lease
+	turn   handle.Turn[*baton.Lease]                 // takes turns like a sync.Mutex unless Reentrant
 }
 
 // algorithm takes and gives back a lock's holds on its servers.
@@ -54,7 +45,7 @@ type algorithm interface {
 func (h *lockHandle) init(backend, name string, opts []Option, algo algorithm) {
 	o := buildOptions(opts)
 	h.k, h.ttl, h.ident, h.algo = keysFor(name), o.ttl, o.ident, algo
-	h.reentrant = o.reentrant
+	h.turn.Reentrant = o.reentrant
 	h.obs = newObserver(backend, name, o)
 	if _, err := baton.CleanName(name); err != nil {
 		h.bad = err
@@ -110,45 +101,13 @@ func (h *lockHandle) TryLock(ctx context.Context) (*baton.Lease, error) {
 	return h.obs.acquire(ctx, true, h.acquire, &h.levels)
 }
 
-// acquire takes a new hold: after the handle's own turn unless
-// Reentrant, where it raises the level of a live hold instead.
+// acquire takes a new hold in the handle's turn (Reentrant: raises the
+// level of a live hold instead).
 func (h *lockHandle) acquire(ctx context.Context, try bool) (*baton.Lease, error) {
 	if h.bad != nil {
 		return nil, h.bad
 	}
-	if !h.reentrant {
-		if err := h.enter(ctx, try); err != nil {
-			return nil, err
-		}
-	}
-	if err := h.gate.Enter(ctx); err != nil {
-		if !h.reentrant {
-			h.own.Leave()
-		}
-		return nil, err
-	}
-	defer h.gate.Leave()
-	l, err := h.take(ctx, try)
-	switch {
-	case h.reentrant:
-	case err != nil:
-		h.own.Leave()
-	default:
-		h.owner = l
-	}
-	return l, err
-}
-
-// enter takes the handle's own hold, waiting for the Unlock of the hold
-// before unless try; a taken hold is baton.ErrLocked then.
-func (h *lockHandle) enter(ctx context.Context, try bool) error {
-	if !try {
-		return h.own.Enter(ctx)
-	}
-	if !h.own.TryEnter() {
-		return fmt.Errorf("%w: %s is held by this handle", baton.ErrLocked, h.k.lock)
-	}
-	return nil
+	return h.turn.Take(ctx, try, h.k.lock, "handle", &h.gate, func() (*baton.Lease, error) { return h.take(ctx, try) })
 }
 
 // take is acquire's turn on the servers, inside the gate.
@@ -177,10 +136,7 @@ func (h *lockHandle) Unlock(ctx context.Context) error {
 	}
 	defer h.gate.Leave()
 	return h.levels.Release(func(l *liveLock) (bool, error) {
-		if l.lease == h.owner {
-			h.owner = nil
-			defer h.own.Leave()
-		}
+		defer h.turn.Release(l.lease)
 		l.stopRenewal()
 		lost := l.lease.Err()
 		err := h.algo.giveBack(ctx, l, lost)
