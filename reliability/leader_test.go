@@ -1,12 +1,10 @@
 package reliability
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -124,29 +122,7 @@ func pausedLeaderOnce(t *testing.T, tg target) (margin time.Duration, stale int,
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	name := tg.path()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), leaderEnv+"=1", "BATON_RW_KIND="+tg.kind, "BATON_RW_ADDR="+tg.addr,
-		"BATON_RW_NAME="+name, "BATON_RW_TTL="+tg.ttl.String())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w := &worker{cmd: cmd, lines: make(chan string, 256)}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			w.lines <- sc.Text()
-		}
-		close(w.lines)
-	}()
+	w := spawn(t, tg, name, false, leaderEnv+"=1")
 	first := w.next(t, 30*time.Second)
 	token, err := strconv.ParseInt(strings.TrimPrefix(first, "LEADING "), 10, 64)
 	if err != nil {
@@ -203,7 +179,7 @@ func pausedLeaderOnce(t *testing.T, tg target) (margin time.Duration, stale int,
 	if !stopped {
 		t.Error("the resumed leader never stopped working")
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := w.cmd.Wait(); err != nil {
 		t.Errorf("leader process: %v", err)
 	}
 	_ = next.Resign(ctx)

@@ -106,14 +106,32 @@ type worker struct {
 // startWorker starts a worker holding name on tg and waits until it holds.
 func startWorker(t *testing.T, tg target, name string, res *Resource, env ...string) *worker {
 	t.Helper()
+	w := spawn(t, tg, name, true, append(env, workerEnv+"=1", "BATON_RW_RESOURCE="+res.URL())...)
+	w.who = "worker-" + strconv.Itoa(w.cmd.Process.Pid)
+	line := w.next(t, 30*time.Second)
+	if !strings.HasPrefix(line, "LOCKED ") {
+		t.Fatalf("worker: %q", line)
+	}
+	w.token, _ = strconv.ParseInt(strings.TrimPrefix(line, "LOCKED "), 10, 64)
+	return w
+}
+
+// spawn starts this test binary as a child process in the role env names,
+// on name at tg, its stdout lines read into w.lines; group gives it a
+// process group of its own and a stdin. Cleanup kills it (its group).
+func spawn(t *testing.T, tg target, name string, group bool, env ...string) *worker {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), env...), workerEnv+"=1",
-		"BATON_RW_KIND="+tg.kind, "BATON_RW_ADDR="+tg.addr, "BATON_RW_NAME="+name,
-		"BATON_RW_TTL="+tg.ttl.String(), "BATON_RW_RESOURCE="+res.URL())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	cmd.Env = append(append(os.Environ(), env...),
+		"BATON_RW_KIND="+tg.kind, "BATON_RW_ADDR="+tg.addr, "BATON_RW_NAME="+name, "BATON_RW_TTL="+tg.ttl.String())
+	w := &worker{cmd: cmd, lines: make(chan string, 256)}
+	if group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.stdin = stdin
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -123,9 +141,12 @@ func startWorker(t *testing.T, tg target, name string, res *Resource, env ...str
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w := &worker{cmd: cmd, stdin: stdin, lines: make(chan string, 16), who: "worker-" + strconv.Itoa(cmd.Process.Pid)}
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if group {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		} else {
+			_ = cmd.Process.Kill()
+		}
 		_ = cmd.Wait()
 	})
 	go func() {
@@ -135,11 +156,6 @@ func startWorker(t *testing.T, tg target, name string, res *Resource, env ...str
 		}
 		close(w.lines)
 	}()
-	line := w.next(t, 30*time.Second)
-	if !strings.HasPrefix(line, "LOCKED ") {
-		t.Fatalf("worker: %q", line)
-	}
-	w.token, _ = strconv.ParseInt(strings.TrimPrefix(line, "LOCKED "), 10, 64)
 	return w
 }
 

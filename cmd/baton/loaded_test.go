@@ -104,12 +104,16 @@ func readTicks(t *testing.T, path string) ticks {
 
 // loadedRuns is how many times each loaded scenario runs per store: 1, or
 // $BATON_LOADED_RUNS.
-func loadedRuns(t *testing.T) int {
+func loadedRuns(t *testing.T) int { return runsFrom(t, "BATON_LOADED_RUNS") }
+
+// runsFrom is how many times a scenario runs per store: 1, or the number
+// (1 to 100) in the environment variable env.
+func runsFrom(t *testing.T, env string) int {
 	n := 1
-	if v := os.Getenv("BATON_LOADED_RUNS"); v != "" {
+	if v := os.Getenv(env); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 100 {
-			t.Fatalf("BATON_LOADED_RUNS=%q: want 1..100", v)
+			t.Fatalf("%s=%q: want 1..100", env, v)
 		}
 	}
 	return n

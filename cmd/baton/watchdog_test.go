@@ -17,16 +17,7 @@ import (
 // watchdogRuns is how many times each watchdog scenario runs per store:
 // 1 in CI, more from $BATON_WATCHDOG_RUNS to measure the margins that
 // docs/RELIABILITY.md reports.
-func watchdogRuns(t *testing.T) int {
-	n := 1
-	if v := os.Getenv("BATON_WATCHDOG_RUNS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 100 {
-			t.Fatalf("BATON_WATCHDOG_RUNS=%q: want 1..100", v)
-		}
-	}
-	return n
-}
+func watchdogRuns(t *testing.T) int { return runsFrom(t, "BATON_WATCHDOG_RUNS") }
 
 // TestWatchdogBatonKilled: SIGKILL of `baton lock` while CMD's grandchild
 // runs. The watchdog sees baton's pipe close and kills CMD's group; the
