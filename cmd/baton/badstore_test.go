@@ -63,6 +63,8 @@ func TestBadStores(t *testing.T) {
 		{"bad flag", []string{"lock", "--nope", "x"}, "flag provided but not defined"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"redis recipe", []string{"queue", "len", "--store", "redis://" + dead, "--dial-timeout", "1s", "q"}, "queue needs zk:// or etcd://"},
+		// Refused before anything starts: no metrics server announced first.
+		{"redis recipe with metrics", []string{"elect", "--store", "redis://" + dead, "--metrics-addr", "127.0.0.1:0", "e", "--", "true"}, "elect needs zk:// or etcd://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -69,7 +69,7 @@ func (sf *storeFlags) usageErr(format string, a ...any) error {
 
 // options are the store.Options the flags ask for.
 func (sf *storeFlags) options() store.Options {
-	return store.Options{DialTimeout: sf.dial, TTL: sf.ttl, TLS: sf.tls, Telemetry: sf.ms.telemetry()}
+	return store.Options{DialTimeout: sf.dial, TTL: sf.ttl, TLS: sf.tls, Telemetry: sf.ms.telemetry(), Recipe: sf.recipe}
 }
 
 // parse parses the store URL and checks the TLS flags against it, before
@@ -294,6 +294,9 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := store.Check(u, sf.options()); err != nil {
+		return nil, usageErr("%v", err)
+	}
 	if sf.metrics != "" && sf.ms == nil {
 		if sf.ms, err = startMetrics(sf.metrics); err != nil {
 			return nil, err
@@ -301,10 +304,8 @@ func (m *Main) open(ctx context.Context, sf *storeFlags) (*store.Store, error) {
 		m.atExit(sf.ms.close)
 		sf.ms.announce(m.Stderr, sf.metrics)
 	}
-	o := sf.options()
-	o.Recipe = sf.recipe
-	s, err := store.Open(ctx, u, o)
-	if errors.Is(err, store.ErrBadTLS) || errors.Is(err, baton.ErrInvalidTTL) || errors.Is(err, store.ErrLocksOnly) {
+	s, err := store.Open(ctx, u, sf.options())
+	if errors.Is(err, store.ErrBadTLS) || errors.Is(err, baton.ErrInvalidTTL) {
 		return nil, usageErr("%v", err)
 	}
 	if err != nil {

@@ -62,6 +62,20 @@ func (u URL) needSession(what string) error {
 	return nil
 }
 
+// Check returns the error Open would return for u and o before dialling
+// anything: a recipe the store kind cannot make (Options.Recipe), TLS
+// files for a store that is not TLS. A caller with work to do before the
+// dial (serving metrics) checks first.
+func Check(u URL, o Options) error {
+	if err := u.needSession(o.Recipe); err != nil {
+		return err
+	}
+	if err := u.CheckTLS(o.TLS); err != nil {
+		return fmt.Errorf("%s: %w", u, err)
+	}
+	return nil
+}
+
 // Open parses nothing: it opens u, giving up when the dial timeout (or
 // ctx) ends. Every backend honours ctx, so Open returns when the backend's
 // Open does and never leaves an attempt running: a session that opens is
@@ -76,11 +90,8 @@ func Open(ctx context.Context, u URL, o Options) (*Store, error) {
 	if o.TTL <= 0 {
 		o.TTL = baton.DefaultTTL
 	}
-	if err := u.needSession(o.Recipe); err != nil {
+	if err := Check(u, o); err != nil {
 		return nil, err
-	}
-	if err := u.CheckTLS(o.TLS); err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
 	defer cancel()
