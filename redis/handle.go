@@ -126,10 +126,9 @@ func (h *lockHandle) take(ctx context.Context, try bool) (*baton.Lease, error) {
 // level releases), and the next Lock on this handle may go. Releasing
 // deletes the key (on every master, for a Redlock) where it still holds
 // our value, hands it to the next waiter in line there, and ends the
-// lease. Unlock without a hold
-// returns baton.ErrNotHeld; after a loss, an error wrapping baton.ErrLost.
-// The release is sent even if ctx is already cancelled (bounded by a
-// couple of seconds).
+// lease. Unlock without a hold returns baton.ErrNotHeld; after a loss, an
+// error wrapping baton.ErrLost. The release is sent even if ctx is already
+// cancelled (bounded by a couple of seconds).
 func (h *lockHandle) Unlock(ctx context.Context) error {
 	if err := h.gate.Enter(ctx); err != nil {
 		return err
