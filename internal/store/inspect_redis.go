@@ -35,14 +35,33 @@ type redisInspector struct {
 	u URL
 	o Options
 
-	mu   sync.Mutex
-	rin  *RedisInspector
-	live string // LiveNotifications or LivePolling, once known
+	mu      sync.Mutex
+	rin     *RedisInspector
+	reached bool   // every server answered a PING once
+	live    string // LiveNotifications or LivePolling, once known
 }
 
-func (in *redisInspector) Connect(context.Context) (bool, error) {
-	_, err := in.servers()
-	return false, err
+// Connect makes the servers' clients and, until every server has answered
+// once, PINGs them: a store that cannot be reached fails here, at first,
+// as a store with sessions fails to open.
+func (in *redisInspector) Connect(ctx context.Context) (bool, error) {
+	rin, err := in.servers()
+	if err != nil {
+		return false, err
+	}
+	in.mu.Lock()
+	reached := in.reached
+	in.mu.Unlock()
+	if reached {
+		return false, nil
+	}
+	if err := rin.each(ctx, func(ctx context.Context, _ int, c *goredis.Client) error { return c.Ping(ctx).Err() }); err != nil {
+		return false, err
+	}
+	in.mu.Lock()
+	in.reached = true
+	in.mu.Unlock()
+	return false, nil
 }
 
 // servers returns the servers' reader, made when first needed (no I/O).
