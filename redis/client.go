@@ -64,15 +64,29 @@ func NewClient(rc goredis.UniversalClient) *Client {
 // plus ca_file=PATH: a PEM file of CAs to verify a rediss:// server with
 // instead of the system's.
 //
+// A Sentinel-managed master is named by its sentinels and its master name,
+// redis-sentinel://[user:pass@]host:port[,host:port…]/MASTERNAME[/db]
+// (rediss-sentinel:// for TLS to the sentinels and the master): the
+// Client follows the master through failovers (go-redis's failover
+// client). The URL's user and password are the master's; the sentinels'
+// own, if they need any, are the query's sentinel_user and
+// sentinel_password. Dial asks the sentinels for the master first: an
+// error wrapping ErrNoMaster says that none knows the name, or none
+// answered. See the package doc ("Sentinel and replicas") and
+// WithReplicas.
+//
 // Options add what a URL cannot say, such as WithTLSConfig.
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Client, error) {
-	opt, err := parseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
 	var d dialConfig
 	for _, f := range opts {
 		f(&d)
+	}
+	if isSentinelURL(rawURL) {
+		return dialSentinel(ctx, rawURL, d.tls)
+	}
+	opt, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
 	}
 	if d.tls != nil {
 		if opt.TLSConfig == nil {
@@ -114,13 +128,9 @@ func parseURL(rawURL string) (*goredis.Options, error) {
 		if opt.TLSConfig == nil {
 			return nil, fmt.Errorf("redis: bad URL %s: ca_file needs a rediss:// URL", safe)
 		}
-		pem, err := os.ReadFile(caFile)
+		pool, err := readCAs(caFile, safe)
 		if err != nil {
-			return nil, fmt.Errorf("redis: ca_file of %s: %w", safe, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("redis: ca_file %s of %s: no PEM certificates", caFile, safe)
+			return nil, err
 		}
 		opt.TLSConfig.RootCAs = pool
 	}
@@ -151,6 +161,19 @@ func dialOptions(ctx context.Context, opt *goredis.Options, safe string) (*Clien
 	}
 	c.own, c.url = true, safe
 	return c, nil
+}
+
+// readCAs reads the PEM file of CAs named by a URL's ca_file.
+func readCAs(caFile, safe string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("redis: ca_file of %s: %w", safe, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("redis: ca_file %s of %s: no PEM certificates", caFile, safe)
+	}
+	return pool, nil
 }
 
 // IsAuthError reports whether err is a Redis authentication error

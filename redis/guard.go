@@ -138,7 +138,8 @@ func (m *Mutex) settle(ctx context.Context, value string, g grant) (*liveLock, e
 		case <-timer.C:
 		}
 		sent := time.Now()
-		n, err := m.c.eval(ctx, extendScript, []string{m.k.lock}, value, m.ttl.Milliseconds()).Int64()
+		cmd, err := m.c.evalAck(ctx, m.replicas, m.ttl, extendScript, []string{m.k.lock}, value, m.ttl.Milliseconds())
+		n, _ := cmd.Int64()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, guardEnded(ctx.Err(), held)
@@ -151,7 +152,11 @@ func (m *Mutex) settle(ctx context.Context, value string, g grant) (*liveLock, e
 		g.sent, g.pttl = sent, m.ttl
 	}
 	if floor := m.c.floors.get(m.k.lock); g.token <= floor {
-		tok, err := m.c.eval(ctx, seedScript, []string{m.k.token}, floor).Int64()
+		cmd, err := m.c.evalAck(ctx, m.replicas, m.ttl, seedScript, []string{m.k.token}, floor)
+		if err != nil {
+			return nil, err
+		}
+		tok, err := cmd.Int64()
 		if err != nil {
 			return nil, err
 		}

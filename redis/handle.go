@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -15,12 +16,13 @@ import (
 // Reentrant. How a hold is taken and given back on the servers (one
 // server, or a quorum of masters) is the algorithm's.
 type lockHandle struct {
-	k     keys
-	ttl   time.Duration
-	ident *baton.Identity // WithIdentity's, or nil
-	obs   *observer       // nil: no telemetry
-	bad   error           // why the name or ttl cannot lock, or nil
-	algo  algorithm
+	k        keys
+	ttl      time.Duration
+	ident    *baton.Identity // WithIdentity's, or nil
+	replicas int             // WithReplicas's: replicas that acknowledge each write
+	obs      *observer       // nil: no telemetry
+	bad      error           // why the name or ttl cannot lock, or nil
+	algo     algorithm
 
 	gate   handle.Gate                               // one call at a time on this handle
 	levels handle.Reentrant[*liveLock, *baton.Lease] // what this handle holds, by level
@@ -44,12 +46,17 @@ type algorithm interface {
 // written (KeyOf), and a name or ttl that cannot lock fails every call.
 func (h *lockHandle) init(backend, name string, opts []Option, algo algorithm) {
 	o := buildOptions(opts)
-	h.k, h.ttl, h.ident, h.algo = keysFor(name), o.ttl, o.ident, algo
+	h.k, h.ttl, h.ident, h.algo, h.replicas = keysFor(name), o.ttl, o.ident, algo, o.replicas
 	h.turn.Reentrant = o.reentrant
 	h.obs = newObserver(backend, name, o)
-	if _, err := baton.CleanName(name); err != nil {
+	switch _, err := baton.CleanName(name); {
+	case err != nil:
 		h.bad = err
-	} else {
+	case o.replicas < 0:
+		h.bad = fmt.Errorf("redis lock %s: WithReplicas(%d): want 0 or more", name, o.replicas)
+	case o.replicas > 0 && backend != "redis":
+		h.bad = fmt.Errorf("redis lock %s: WithReplicas applies to a Mutex on one master, not to a %s", name, backend)
+	default:
 		h.bad = checkTTL(name, o.ttl)
 	}
 }

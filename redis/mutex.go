@@ -86,6 +86,34 @@ func (m *Mutex) giveBack(ctx context.Context, h *liveLock, lost error) error {
 // try) in line, until a release hands it to us or the holder's key
 // expires.
 func (m *Mutex) take(ctx context.Context, value string, try bool) (*liveLock, error) {
+	h, err := m.takeOnce(ctx, value, try)
+	if m.replicas == 0 || try {
+		return h, err
+	}
+	// WithReplicas: an acquisition the replicas did not acknowledge in
+	// time was given back; ask again (with a new value: the old one may
+	// linger where a give-back failed) until ctx ends.
+	pause := time.NewTimer(0)
+	<-pause.C
+	defer pause.Stop()
+	for errors.Is(err, ErrNotAcknowledged) {
+		pause.Reset(m.ttl / 20)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+		case <-pause.C:
+		}
+		h, err = m.takeOnce(ctx, newValue(m.ident, m.ttl), try)
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrNotAcknowledged) {
+			return nil, err
+		}
+	}
+	return h, err
+}
+
+// takeOnce is take, failing with an error wrapping ErrNotAcknowledged
+// when WithReplicas's replicas did not acknowledge the acquisition.
+func (m *Mutex) takeOnce(ctx context.Context, value string, try bool) (*liveLock, error) {
 	if try || !m.c.waited.has(m.k.lock) {
 		// Not contended when last taken here: try a plain SET NX PX with
 		// the token's INCR first, and join the line only if taken.
@@ -163,7 +191,18 @@ func (m *Mutex) waitInLine(ctx context.Context, value string) (*liveLock, error)
 			// time.
 			if tok, ok := grantFor(msg, at.entry); ok {
 				m.c.waited.set(m.k.lock, true)
-				if h, err := m.settled(ctx, value, grant{ok: true, token: tok, pttl: m.ttl, sent: g.sent}); h != nil || err != nil {
+				hg := grant{ok: true, token: tok, pttl: m.ttl, sent: g.sent}
+				if m.replicas > 0 {
+					var mine bool
+					if hg, mine, err = m.confirmHandoff(ctx, value, tok); err != nil {
+						return nil, m.giveUp(ctx, value, place{}, err)
+					}
+					if !mine {
+						at = place{}
+						continue
+					}
+				}
+				if h, err := m.settled(ctx, value, hg); h != nil || err != nil {
 					return h, err
 				}
 				at = place{} // popped by the hand-off
@@ -237,13 +276,22 @@ const (
 )
 
 func runAcquire(ctx context.Context, c *Client, k keys, value string, ttl time.Duration, mode string, token bool, at place) (grant, error) {
+	return runAcquireAck(ctx, c, k, value, ttl, mode, token, at, 0)
+}
+
+// runAcquireAck is runAcquire, with a WAIT for n replicas after the script
+// when n > 0: a grant they did not acknowledge fails with an error
+// wrapping ErrNotAcknowledged (the caller gives it back); a wait in line
+// needs no acknowledgement.
+func runAcquireAck(ctx context.Context, c *Client, k keys, value string, ttl time.Duration, mode string, token bool, at place, replicas int) (grant, error) {
 	tok := "0"
 	if token {
 		tok = "1"
 	}
 	g := grant{sent: time.Now()}
-	res, err := c.eval(ctx, acquireScript, k.all(),
-		value, ttl.Milliseconds(), mode, tok, at.entry, at.ticket, c.hub.name, waitLife(ttl).Milliseconds()).Slice()
+	cmd, ackErr := c.evalAck(ctx, replicas, ttl, acquireScript, k.all(),
+		value, ttl.Milliseconds(), mode, tok, at.entry, at.ticket, c.hub.name, waitLife(ttl).Milliseconds())
+	res, err := cmd.Slice()
 	if err != nil {
 		return g, err
 	}
@@ -257,6 +305,9 @@ func runAcquire(ctx context.Context, c *Client, k keys, value string, ttl time.D
 			return g, fmt.Errorf("redis: acquire script returned %v", res)
 		}
 		p, _ := res[2].(int64)
+		if ackErr != nil {
+			return g, ackErr
+		}
 		g.ok, g.token, g.pttl = true, n, time.Duration(p)*time.Millisecond
 		return g, nil
 	}
@@ -273,7 +324,7 @@ func (m *Mutex) attempt(ctx context.Context, value string, wait bool, at place) 
 	if wait {
 		mode = modeWait
 	}
-	return runAcquire(ctx, m.c, m.k, value, m.ttl, mode, true, at)
+	return runAcquireAck(ctx, m.c, m.k, value, m.ttl, mode, true, at, m.replicas)
 }
 
 // tokenFloor is the least token of a seeded counter: below it, the
@@ -294,17 +345,30 @@ func (m *Mutex) quick(ctx context.Context, value string) (grant, error) {
 	g := grant{sent: time.Now(), pttl: -1}
 	var set *goredis.BoolCmd
 	var incr *goredis.IntCmd
+	var wait *goredis.Cmd
 	_, err := m.c.rc.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		set = p.SetNX(ctx, m.k.lock, value, m.ttl)
 		incr = p.Incr(ctx, m.k.token)
+		if m.replicas > 0 {
+			wait = waitCmd(ctx, p, m.replicas, m.ttl)
+		}
 		return nil
 	})
 	if err != nil || !set.Val() {
 		return g, MapError(err)
 	}
+	if wait != nil {
+		if err := acked(wait, m.replicas, ackTimeout(m.ttl)); err != nil {
+			return g, err
+		}
+	}
 	tok := incr.Val()
 	if tok < tokenFloor {
-		if tok, err = m.c.eval(ctx, seedScript, []string{m.k.token}).Int64(); err != nil {
+		cmd, err := m.c.evalAck(ctx, m.replicas, m.ttl, seedScript, []string{m.k.token})
+		if err == nil {
+			tok, err = cmd.Int64()
+		}
+		if err != nil {
 			if refused(err) {
 				// Scripts are refused to us, so the release script that
 				// gives the lock back would be too: delete it here.
@@ -324,7 +388,8 @@ func (m *Mutex) held(value string, g grant) *liveLock {
 	deadline := g.sent.Add(min(g.pttl, m.ttl) - lossMargin(m.ttl))
 	return newLiveLock(m.k.lock, g.token, value, m.ttl, deadline, func(ctx context.Context) (time.Time, error) {
 		sent := time.Now()
-		n, err := m.c.eval(ctx, extendScript, []string{m.k.lock}, value, m.ttl.Milliseconds()).Int64()
+		cmd, err := m.c.evalAck(ctx, m.replicas, m.ttl, extendScript, []string{m.k.lock}, value, m.ttl.Milliseconds())
+		n, _ := cmd.Int64()
 		if refused(err) {
 			// Retrying cannot help: the hold ends now, before its validity
 			// runs out, rather than later for no better reason.

@@ -11,9 +11,10 @@ import (
 type Option func(*options)
 
 type options struct {
-	ttl   time.Duration
-	tel   baton.Telemetry
-	ident *baton.Identity // WithIdentity's, or nil
+	ttl      time.Duration
+	tel      baton.Telemetry
+	ident    *baton.Identity // WithIdentity's, or nil
+	replicas int             // WithReplicas's
 	// reentrant: a Lock while held counts a level (Reentrant)
 	reentrant bool
 }

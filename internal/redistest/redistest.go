@@ -40,6 +40,10 @@ type Config struct {
 	// TLS makes the server accept only TLS connections, with a certificate
 	// for 127.0.0.1 signed by a throwaway CA (see Server.CAFile).
 	TLS bool
+	// Conf are more redis.conf lines ("replicaof 127.0.0.1 6379").
+	Conf []string
+
+	sentinel bool // run redis-sentinel: ready at "+monitor"
 }
 
 // tlsFiles are a throwaway CA (internal/testca) and a server certificate
@@ -205,6 +209,9 @@ func (s *Server) writeConfig() (string, error) {
 	for _, u := range s.cfg.Users {
 		fmt.Fprintf(&b, "user %s\n", u)
 	}
+	for _, l := range s.cfg.Conf {
+		b.WriteString(l + "\n")
+	}
 	p := filepath.Join(s.dir, "redis.conf")
 	return p, os.WriteFile(p, []byte(b.String()), 0o600)
 }
@@ -214,7 +221,10 @@ func (s *Server) start(bin string) error {
 	if err != nil {
 		return err
 	}
-	lw := &logWriter{ready: make(chan struct{})}
+	lw := &logWriter{ready: make(chan struct{}), mark: "Ready to accept connections"}
+	if s.cfg.sentinel {
+		lw.mark = "+monitor master"
+	}
 	cmd := exec.Command(bin, conf)
 	cmd.Stdout, cmd.Stderr = lw, lw
 	cmd.Dir = s.dir
@@ -267,6 +277,7 @@ type logWriter struct {
 	mu    sync.Mutex
 	buf   []byte
 	seen  bool
+	mark  string // the log line that says the server is ready
 	ready chan struct{}
 }
 
@@ -274,7 +285,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
-	if !w.seen && bytes.Contains(w.buf, []byte("Ready to accept connections")) {
+	if !w.seen && bytes.Contains(w.buf, []byte(w.mark)) {
 		w.seen = true
 		close(w.ready)
 	}
