@@ -135,6 +135,17 @@ func parseSentinelURL(raw string) (*goredis.FailoverOptions, string, error) {
 	return opt, safe, nil
 }
 
+// FailoverOptions returns go-redis's options for a redis-sentinel:// or
+// rediss-sentinel:// URL as Dial reads it (see Dial), for a client of
+// one's own (goredis.NewFailoverClient). It does no I/O.
+func FailoverOptions(rawURL string) (*goredis.FailoverOptions, error) {
+	if !isSentinelURL(rawURL) {
+		return nil, fmt.Errorf("redis: %s is not a %s:// URL", Redact(rawURL), SentinelScheme)
+	}
+	opt, _, err := parseSentinelURL(rawURL)
+	return opt, err
+}
+
 // dialSentinel is Dial for a redis-sentinel:// URL.
 func dialSentinel(ctx context.Context, rawURL string, tlsCfg *tls.Config) (*Client, error) {
 	opt, safe, err := parseSentinelURL(rawURL)

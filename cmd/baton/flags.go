@@ -26,7 +26,8 @@ type storeFlags struct {
 	url     string
 	dial    time.Duration
 	ttl     time.Duration
-	withTTL bool // the command has --ttl
+	withTTL bool // the command has --ttl (and --replicas)
+	replicas int
 	tls     store.TLSFiles
 	name    string // the recipe name, checked against the store kind before dialing
 	verb    string // the command ("lock", …), written into our nodes' identity
@@ -55,6 +56,9 @@ func (sf *storeFlags) checkDurations() error {
 	if sf.withTTL && (sf.ttl < minTTL || sf.ttl > maxTTL) {
 		return sf.usageErr("--ttl %v: must be between %v and %v", sf.ttl, minTTL, maxTTL)
 	}
+	if sf.replicas < 0 {
+		return sf.usageErr("--replicas %d: must not be negative", sf.replicas)
+	}
 	return nil
 }
 
@@ -69,7 +73,7 @@ func (sf *storeFlags) usageErr(format string, a ...any) error {
 
 // options are the store.Options the flags ask for.
 func (sf *storeFlags) options() store.Options {
-	return store.Options{DialTimeout: sf.dial, TTL: sf.ttl, TLS: sf.tls, Telemetry: sf.ms.telemetry(), Recipe: sf.recipe}
+	return store.Options{DialTimeout: sf.dial, TTL: sf.ttl, TLS: sf.tls, Telemetry: sf.ms.telemetry(), Recipe: sf.recipe, Replicas: sf.replicas}
 }
 
 // parse parses the store URL and checks the TLS flags against it, before
@@ -94,6 +98,9 @@ func (sf *storeFlags) parse() (store.URL, error) {
 	}
 	if err := u.CheckTLS(sf.tls); err != nil {
 		return u, sf.usageErr("%v", err)
+	}
+	if sf.replicas > 0 && !u.OneRedisMaster() {
+		return u, sf.usageErr("--replicas needs one Redis master, redis:// or redis-sentinel:// (or rediss://, rediss-sentinel://), not %s://", u.Scheme)
 	}
 	return u, nil
 }
@@ -140,6 +147,7 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		if withTTL {
 			sf.withTTL = true
 			fs.DurationVar(&sf.ttl, "ttl", baton.DefaultTTL, "session TTL, 1s to 24h: how long a crashed holder keeps the lock (a server may grant another; baton says so)")
+			fs.IntVar(&sf.replicas, "replicas", 0, "on a Redis master (redis://, redis-sentinel://): hold only once `N` replicas acknowledged the grant and each renewal (WAIT), so that a failover keeps the lock; 0: none")
 		}
 		fs.StringVar(&sf.tls.CA, "tls-ca", m.Getenv("BATON_TLS_CA"), "PEM `FILE` of CAs for a TLS store, zks://, etcds:// or rediss:// (or $BATON_TLS_CA; default: the system's)")
 		fs.StringVar(&sf.tls.Cert, "tls-cert", m.Getenv("BATON_TLS_CERT"), "PEM `FILE`: client certificate for a TLS store (or $BATON_TLS_CERT)")

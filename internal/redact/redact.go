@@ -10,10 +10,31 @@ import (
 const Mask = "xxxxx"
 
 // URL returns raw with the password of its user information (between the
-// first ':' after "://" and the last '@') replaced by Mask. It needs no
+// first ':' after "://" and the last '@'), and the value of any query
+// option named *password, replaced by Mask. It needs no
 // valid URL: it serves the error that says a URL does not parse. A URL
 // with no password is returned as it is.
 func URL(raw string) string {
+	return queryPasswords(userPassword(raw))
+}
+
+// queryPasswords masks the values of the query options named *password
+// (a redis-sentinel:// URL's sentinel_password).
+func queryPasswords(raw string) string {
+	base, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return raw
+	}
+	opts := strings.Split(query, "&")
+	for i, o := range opts {
+		if k, _, ok := strings.Cut(o, "="); ok && strings.HasSuffix(strings.ToLower(k), "password") {
+			opts[i] = k + "=" + Mask
+		}
+	}
+	return base + "?" + strings.Join(opts, "&")
+}
+
+func userPassword(raw string) string {
 	_, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return raw

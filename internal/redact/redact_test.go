@@ -21,6 +21,8 @@ func TestURL(t *testing.T) {
 		"redis://user@h":                "redis://user@h",
 		"etcd://h:1":                    "etcd://h:1",
 		"not a url u:pw@host":           "not a url u:pw@host",
+		"redis-sentinel://u:pw@a,b/m?sentinel_user=s&sentinel_password=x%26y": "redis-sentinel://u:xxxxx@a,b/m?sentinel_user=s&sentinel_password=xxxxx",
+		"redis-sentinel://a/m?sentinel_password=pw&sentinel_password":         "redis-sentinel://a/m?sentinel_password=xxxxx&sentinel_password",
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)

@@ -47,6 +47,10 @@ type Options struct {
 	// ErrLocksOnly that names it, before anything is dialled. "": plain
 	// locks only, which every kind makes.
 	Recipe string
+	// Replicas is how many replicas must acknowledge each Redis lock's
+	// acquisition, hand-off and renewal (redis.WithReplicas): on redis://
+	// and redis-sentinel:// stores only; 0 waits for none.
+	Replicas int
 }
 
 // ErrLocksOnly is wrapped by the error of a store kind without sessions
@@ -64,7 +68,8 @@ func (u URL) needSession(what string) error {
 
 // Check returns the error Open would return for u and o before dialling
 // anything: a recipe the store kind cannot make (Options.Recipe), TLS
-// files for a store that is not TLS. A caller with work to do before the
+// files for a store that is not TLS, replicas to wait for on a store
+// that is not one Redis master (Options.Replicas). A caller with work to do before the
 // dial (serving metrics) checks first.
 func Check(u URL, o Options) error {
 	if err := u.needSession(o.Recipe); err != nil {
@@ -72,6 +77,9 @@ func Check(u URL, o Options) error {
 	}
 	if err := u.CheckTLS(o.TLS); err != nil {
 		return fmt.Errorf("%s: %w", u, err)
+	}
+	if o.Replicas < 0 || (o.Replicas > 0 && !u.OneRedisMaster()) {
+		return fmt.Errorf("%s: %w: %d replicas: --replicas needs one Redis master, redis:// or redis-sentinel://", u, ErrBadReplicas, o.Replicas)
 	}
 	return nil
 }
@@ -151,7 +159,7 @@ func open(ctx context.Context, u URL, o Options) (*Store, error) {
 		return openEtcd(ctx, u, o)
 	case ZooKeeper, ZooKeeperTLS:
 		return openZK(ctx, u, o)
-	case Redis, RedisTLS, Redlock:
+	case Redis, RedisTLS, Redlock, RedisSentinel, RedisSentinelTLS:
 		return openRedis(ctx, u, o)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnavailable, u.Scheme)

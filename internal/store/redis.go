@@ -3,12 +3,18 @@ package store
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"net"
 	"sync"
 
 	"github.com/batonhq/baton/redis"
 	goredis "github.com/redis/go-redis/v9"
 )
+
+// ErrBadReplicas is wrapped by Open's error for Options.Replicas on a
+// store that cannot wait for replicas (not a single Redis master).
+var ErrBadReplicas = errors.New("bad --replicas")
 
 // quiet drops go-redis's own log lines: the command line reports a failure
 // in one line of its own.
@@ -18,9 +24,13 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 var silence sync.Once
 
-// openRedis dials a single Redis server (PING checks the credentials).
+// openRedis dials a single Redis server, or a Sentinel-managed master
+// (PING checks the credentials).
 func openRedis(ctx context.Context, u URL, o Options) (*Store, error) {
 	silence.Do(func() { goredis.SetLogger(quiet{}) })
+	if o.Replicas > 0 && u.Scheme == Redlock {
+		return nil, fmt.Errorf("%w: --replicas needs one master (redis://, redis-sentinel://), not redlock://", ErrBadReplicas)
+	}
 	if u.Scheme == Redlock {
 		return openRedlock(ctx, u, o)
 	}
@@ -60,6 +70,9 @@ func openRedlock(ctx context.Context, u URL, o Options) (*Store, error) {
 func newRedisStore(u URL, o Options, c *redis.Client, q *redis.Quorum) *Store {
 	k := redisKind{u: u, client: c, quorum: q, lockTTL: o.TTL,
 		opts: []redis.Option{redis.WithTTL(o.TTL), redis.WithTelemetry(o.Telemetry)}}
+	if o.Replicas > 0 {
+		k.opts = append(k.opts, redis.WithReplicas(o.Replicas))
+	}
 	return &Store{URL: u, kind: k}
 }
 

@@ -68,6 +68,9 @@ func NewRedisInspector(u URL, o Options) (*RedisInspector, error) {
 		in.dial = DefaultDialTimeout
 	}
 	silence.Do(func() { goredis.SetLogger(quiet{}) })
+	if u.IsSentinel() {
+		return in.sentinel(o)
+	}
 	for _, h := range u.Hosts {
 		one := u
 		one.Scheme, one.Hosts = Redis, []string{h}
@@ -89,6 +92,24 @@ func NewRedisInspector(u URL, o Options) (*RedisInspector, error) {
 		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
 		in.clients = append(in.clients, goredis.NewClient(opt))
 	}
+	return in, nil
+}
+
+// sentinel makes the inspector's one client: on the master the sentinels
+// name, followed through failovers.
+func (in *RedisInspector) sentinel(o Options) (*RedisInspector, error) {
+	opt, err := redis.FailoverOptions(in.u.format(false))
+	if err != nil {
+		return nil, errors.New(redact.Secrets(err.Error(), in.u.Password, in.u.SentinelPassword))
+	}
+	if in.u.TLS {
+		if opt.TLSConfig, err = in.u.redisTLS(o.TLS); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.u, err)
+		}
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = in.dial, in.dial, in.dial
+	in.clients = []*goredis.Client{goredis.NewFailoverClient(opt)}
+	in.u.Hosts = []string{"master " + in.u.Master} // what errors name
 	return in, nil
 }
 

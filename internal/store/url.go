@@ -31,10 +31,14 @@ const (
 	Redis        = "redis"
 	RedisTLS     = "rediss"
 	Redlock      = "redlock"
+	// RedisSentinel and RedisSentinelTLS name a Sentinel-managed master by
+	// its sentinels and its master name.
+	RedisSentinel    = "redis-sentinel"
+	RedisSentinelTLS = "rediss-sentinel"
 )
 
 // schemes lists the kinds for messages.
-const schemes = "zk, zks, etcd, etcds, redis, rediss or redlock"
+const schemes = "zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel or redlock"
 
 // defaultPort is the port assumed for a host given without one.
 var defaultPort = map[string]string{
@@ -45,6 +49,9 @@ var defaultPort = map[string]string{
 	Redis:        "6379",
 	RedisTLS:     "6379",
 	Redlock:      "6379",
+	// Sentinel's usual port.
+	RedisSentinel:    "26379",
+	RedisSentinelTLS: "26379",
 }
 
 // ErrBadURL is wrapped by every URL parse error.
@@ -72,6 +79,11 @@ type URL struct {
 	Chroot string
 	// DB is the Redis database number.
 	DB int
+	// Master is a redis-sentinel:// URL's master name; SentinelUser and
+	// SentinelPassword, from its query, the sentinels' own credentials
+	// (User and Password are the master's). SentinelPassword is never
+	// printed.
+	Master, SentinelUser, SentinelPassword string
 }
 
 // Parse parses a store URL:
@@ -80,6 +92,8 @@ type URL struct {
 //	etcd://[user:pass@]h:p[,h:p…]          etcds://… (TLS)
 //	redis://[user:pass@]h:p[/db]           rediss://… (TLS)
 //	redlock://[user:pass@]h:p,h:p,…[/db]
+//	redis-sentinel://[user:pass@]h:p[,h:p…]/MASTER[/db][?sentinel_user=U&sentinel_password=P]
+//	rediss-sentinel://… (TLS, to the sentinels and the master)
 //
 // A host without a port gets the store's usual port. The empty string is
 // Default. User and password may be percent-escaped; the password ends at
@@ -101,6 +115,13 @@ func parse(raw string) (URL, error) {
 		return URL{}, errors.New("want SCHEME://HOST:PORT (" + schemes + ")")
 	}
 	u := URL{Scheme: strings.ToLower(scheme)}
+	if u.IsSentinel() {
+		var query string
+		rest, query, _ = strings.Cut(rest, "?")
+		if err := u.setSentinelQuery(query); err != nil {
+			return URL{}, err
+		}
+	}
 	if strings.ContainsAny(rest, "?#") {
 		return URL{}, errors.New("query and fragment are not supported")
 	}
@@ -114,11 +135,11 @@ func parse(raw string) (URL, error) {
 	}
 	authority, path, hasPath := strings.Cut(rest, "/")
 	switch u.Scheme {
-	case ZooKeeper, ZooKeeperTLS, Etcd, EtcdTLS, Redis, RedisTLS, Redlock:
+	case ZooKeeper, ZooKeeperTLS, Etcd, EtcdTLS, Redis, RedisTLS, Redlock, RedisSentinel, RedisSentinelTLS:
 	default:
 		return URL{}, fmt.Errorf("unknown scheme %q (want %s)", scheme, schemes)
 	}
-	u.TLS = u.Scheme == ZooKeeperTLS || u.Scheme == EtcdTLS || u.Scheme == RedisTLS
+	u.TLS = u.Scheme == ZooKeeperTLS || u.Scheme == EtcdTLS || u.Scheme == RedisTLS || u.Scheme == RedisSentinelTLS
 	if (u.User != "" || u.Password != "") && (u.User == "" || u.Password == "") && !u.isRedis() {
 		return URL{}, fmt.Errorf("%s:// %w", u.Scheme, ErrHalfCredentials)
 	}
@@ -149,6 +170,22 @@ func parse(raw string) (URL, error) {
 			}
 			u.Chroot = c
 		}
+	case u.IsSentinel():
+		master, db, hasDB := strings.Cut(path, "/")
+		if master == "" {
+			return URL{}, fmt.Errorf("%s:// needs a master name: %s://HOST:PORT[,HOST:PORT…]/MASTERNAME", u.Scheme, u.Scheme)
+		}
+		if strings.ContainsAny(master, " \t\r\n%") {
+			return URL{}, fmt.Errorf("master name %q has a space, a control character or %%", master)
+		}
+		u.Master = master
+		if hasDB {
+			n, err := strconv.Atoi(db)
+			if err != nil || n < 0 || n > 1<<20 || strconv.Itoa(n) != db {
+				return URL{}, fmt.Errorf("database %q is not a small number", db)
+			}
+			u.DB = n
+		}
 	case u.isRedis():
 		if path != "" {
 			db, err := strconv.Atoi(path)
@@ -166,7 +203,44 @@ func parse(raw string) (URL, error) {
 }
 
 func (u *URL) isRedis() bool {
-	return u.Scheme == Redis || u.Scheme == RedisTLS || u.Scheme == Redlock
+	return u.Scheme == Redis || u.Scheme == RedisTLS || u.Scheme == Redlock || u.IsSentinel()
+}
+
+// OneRedisMaster reports whether the store is one Redis master: redis://,
+// rediss://, or a Sentinel-managed one (whose replicas WithReplicas can
+// wait for).
+func (u URL) OneRedisMaster() bool {
+	return u.Scheme == Redis || u.Scheme == RedisTLS || u.IsSentinel()
+}
+
+// IsSentinel reports whether the store is a Sentinel-managed Redis master
+// (redis-sentinel or rediss-sentinel).
+func (u URL) IsSentinel() bool { return u.Scheme == RedisSentinel || u.Scheme == RedisSentinelTLS }
+
+// setSentinelQuery reads a redis-sentinel:// URL's query: the sentinels'
+// credentials, nothing else.
+func (u *URL) setSentinelQuery(query string) error {
+	if query == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return errors.New("bad query")
+	}
+	for k, v := range q {
+		if len(v) != 1 {
+			return fmt.Errorf("query option %s given %d times", k, len(v))
+		}
+		switch k {
+		case "sentinel_user":
+			u.SentinelUser = v[0]
+		case "sentinel_password":
+			u.SentinelPassword = v[0]
+		default:
+			return fmt.Errorf("unknown query option %q (want sentinel_user, sentinel_password)", k)
+		}
+	}
+	return nil
 }
 
 // LockName is a lock's name as the store names it (baton.CleanName's
@@ -325,8 +399,26 @@ func (u URL) format(redact bool) string {
 	switch {
 	case u.Chroot != "":
 		b.WriteString(u.Chroot)
+	case u.Master != "":
+		b.WriteString("/" + u.Master)
+		if u.DB != 0 {
+			b.WriteString("/" + strconv.Itoa(u.DB))
+		}
 	case u.DB != 0:
 		b.WriteString("/" + strconv.Itoa(u.DB))
+	}
+	q := url.Values{}
+	if u.SentinelUser != "" {
+		q.Set("sentinel_user", u.SentinelUser)
+	}
+	if u.SentinelPassword != "" {
+		q.Set("sentinel_password", u.SentinelPassword)
+		if redact {
+			q.Set("sentinel_password", "xxxxx")
+		}
+	}
+	if len(q) > 0 {
+		b.WriteString("?" + q.Encode())
 	}
 	return b.String()
 }

@@ -32,6 +32,8 @@ func TestParse(t *testing.T) {
 		{"etcds://127.0.0.1:4", URL{Scheme: EtcdTLS, TLS: true, Hosts: []string{"127.0.0.1:4"}}, "etcds://127.0.0.1:4"},
 		{"ETCDS://root:a@b@[::1]", URL{Scheme: EtcdTLS, TLS: true, Hosts: []string{"[::1]:2379"}, User: "root", Password: "a@b"}, "etcds://root:xxxxx@[::1]:2379"},
 		{"redlock://a:1,b:2,c:3", URL{Scheme: Redlock, Hosts: []string{"a:1", "b:2", "c:3"}}, "redlock://a:1,b:2,c:3"},
+		{"redis-sentinel://a:1,b,c:3/mymaster", URL{Scheme: RedisSentinel, Hosts: []string{"a:1", "b:26379", "c:3"}, Master: "mymaster"}, "redis-sentinel://a:1,b:26379,c:3/mymaster"},
+		{"rediss-sentinel://u:p@a/m/2?sentinel_password=s%26p&sentinel_user=sv", URL{Scheme: RedisSentinelTLS, TLS: true, Hosts: []string{"a:26379"}, User: "u", Password: "p", Master: "m", DB: 2, SentinelUser: "sv", SentinelPassword: "s&p"}, "rediss-sentinel://u:xxxxx@a:26379/m/2?sentinel_password=xxxxx&sentinel_user=sv"},
 	} {
 		got, err := Parse(tc.in)
 		if err != nil {
@@ -54,6 +56,8 @@ func TestParseErrors(t *testing.T) {
 		"redis://a,b", "redis://h/x", "redis://h/01", "etcd://h?x=1", "memory://",
 		"etcd://h:+1", "redis://:pw%zz@h", "etcd://u@h", "etcd://:pw@h", "zk://u:@h", "zks://:p@h",
 		"etcds://h/x", "zks://h/a/./b", "zks://", "etcds://u:p@", "zk://h/a@b", "https://h",
+		"redis-sentinel://a,b", "redis-sentinel://a/", "redis-sentinel://a/m/x", "redis-sentinel://a/m?password=x",
+		"redis-sentinel://a/m?sentinel_user=a&sentinel_user=b", "redis-sentinel://a/m#f", "redis-sentinel://a/m%20x",
 	} {
 		if u, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) = %+v, want an error", in, u)
