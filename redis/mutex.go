@@ -87,6 +87,10 @@ func (m *Mutex) giveBack(ctx context.Context, h *liveLock, lost error) error {
 // expires.
 func (m *Mutex) take(ctx context.Context, value string, try bool) (*liveLock, error) {
 	h, err := m.takeOnce(ctx, value, try)
+	if try && errors.Is(err, ErrNotAcknowledged) {
+		// Not held, as a lock taken: TryLock's failure says so.
+		return nil, fmt.Errorf("%w: %w", baton.ErrLocked, err)
+	}
 	if m.replicas == 0 || try {
 		return h, err
 	}
@@ -97,15 +101,17 @@ func (m *Mutex) take(ctx context.Context, value string, try bool) (*liveLock, er
 	<-pause.C
 	defer pause.Stop()
 	for errors.Is(err, ErrNotAcknowledged) {
+		last := err
 		pause.Reset(m.ttl / 20)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+			return nil, fmt.Errorf("%w: %w", ctx.Err(), last)
 		case <-pause.C:
 		}
 		h, err = m.takeOnce(ctx, newValue(m.ident, m.ttl), try)
-		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrNotAcknowledged) {
-			return nil, err
+		if err != nil && err == ctx.Err() {
+			// Ended in the middle of an attempt: say why it lasted.
+			return nil, fmt.Errorf("%w: %w", err, last)
 		}
 	}
 	return h, err

@@ -14,7 +14,8 @@ import (
 // WithReplicas made wait for replicas that did not acknowledge it in time:
 // the lock was not held, and what was written was given back. A Lock
 // retries until its ctx ends, then returns an error wrapping both ctx's
-// error and ErrNotAcknowledged; TryLock returns it at once.
+// error and ErrNotAcknowledged; TryLock fails at once with an error
+// wrapping both baton.ErrLocked and ErrNotAcknowledged.
 var ErrNotAcknowledged = errors.New("redis: not acknowledged by enough replicas")
 
 // WithReplicas makes a Mutex count a write only once n replicas of its

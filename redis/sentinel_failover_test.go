@@ -105,9 +105,9 @@ func cycle(ctx context.Context, m *redis.Mutex, l *ledger, hold time.Duration) e
 }
 
 // failover SIGKILLs the master and waits for the sentinels to promote a
-// replica; restore, returned, restarts the killed server (it comes back
-// empty, and the sentinels make it a replica of the new master) and
-// waits until the new master has both replicas online again.
+// replica; restore, returned, restarts the killed server as a replica of
+// the new master (it comes back empty and syncs) and waits until the new
+// master has both replicas online again.
 func failover(t *testing.T, tp *redistest.Topology) (restore func()) {
 	t.Helper()
 	old := tp.MasterAddr()
@@ -120,10 +120,12 @@ func failover(t *testing.T, tp *redistest.Topology) (restore func()) {
 	t.Logf("failover from %s to %s in %v", old, now, time.Since(start).Round(time.Millisecond))
 	return func() {
 		t.Helper()
-		tp.Server(old).Restart()
+		start := time.Now()
+		tp.Rejoin(old, now)
 		if !tp.WaitReplicas(now, 2, 30*time.Second) {
 			t.Fatalf("the new master %s has not 2 replicas online within 30s", now)
 		}
+		t.Logf("%s back as a replica of %s in %v", old, now, time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -373,4 +375,3 @@ func sentinelContenders(t *testing.T) *ledger {
 	t.Logf("%v", ack)
 	return none
 }
-

@@ -23,15 +23,15 @@ const cleanupTimeout = 5 * time.Second
 
 // storeFlags are the flags every store-using subcommand takes.
 type storeFlags struct {
-	url     string
-	dial    time.Duration
-	ttl     time.Duration
-	withTTL bool // the command has --ttl (and --replicas)
+	url      string
+	dial     time.Duration
+	ttl      time.Duration
+	withTTL  bool // the command has --ttl (and --replicas)
 	replicas int
-	tls     store.TLSFiles
-	name    string // the recipe name, checked against the store kind before dialing
-	verb    string // the command ("lock", …), written into our nodes' identity
-	recipe  string // what the command makes besides plain locks (store.Options.Recipe)
+	tls      store.TLSFiles
+	name     string // the recipe name, checked against the store kind before dialing
+	verb     string // the command ("lock", …), written into our nodes' identity
+	recipe   string // what the command makes besides plain locks (store.Options.Recipe)
 
 	metrics string         // --metrics-addr, where the command serves /metrics
 	ms      *metricsServer // serving it, from the first open

@@ -13,10 +13,11 @@ import (
 
 // guardedTimeout is a wait that ran out its --timeout while Redis's
 // restart guard held the lock back (the store restarted, or has been up
-// for less than a TTL): the timeout, and the guard's reason.
+// for less than a TTL), or while --replicas's replicas did not
+// acknowledge its grants: the timeout, and the reason.
 type guardedTimeout struct {
 	timeout error // wraps errTimeout
-	guard   error // wraps redis.ErrRestartGuard
+	guard   error // wraps redis.ErrRestartGuard or redis.ErrNotAcknowledged
 }
 
 func (g guardedTimeout) Error() string   { return g.timeout.Error() }
@@ -27,7 +28,7 @@ func (g guardedTimeout) Unwrap() []error { return []error{g.timeout, g.guard} }
 // the cause gives one, for guardNote.
 func timedOut(timeout time.Duration, cause error) error {
 	err := fmt.Errorf("%w after %v", errTimeout, timeout)
-	if errors.Is(cause, redis.ErrRestartGuard) {
+	if errors.Is(cause, redis.ErrRestartGuard) || errors.Is(cause, redis.ErrNotAcknowledged) {
 		return guardedTimeout{err, cause}
 	}
 	return err

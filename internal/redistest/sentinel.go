@@ -55,7 +55,7 @@ func StartSentinel(t testing.TB, replicas, sentinels int) *Topology {
 	tp := &Topology{t: t}
 	// Replicas replicate as the user repl, so that CutReplicas can
 	// refuse them.
-	repl := []string{"user repl on >" + replPassword + " ~* &* +@all", "masteruser repl", "masterauth " + replPassword}
+	repl := []string{"user repl on >" + replPassword + " ~* &* +@all", "masteruser repl", "masterauth " + replPassword, "repl-diskless-sync-delay 0"}
 	master := Start(t, Config{Conf: repl})
 	tp.Servers = append(tp.Servers, master)
 	for range replicas {
@@ -112,6 +112,24 @@ func (tp *Topology) CutReplicas() {
 	if err != nil || !strings.Contains(info, "connected_slaves:0") {
 		tp.t.Fatalf("redistest: replicas still connected after the cut: %v %s", err, info)
 	}
+}
+
+// Rejoin restarts the server at addr (killed, say, by a test) as a
+// replica of the master at master, as the sentinels would make it, but
+// at once: they take up to ten seconds to notice that it is back.
+// Without persistence it comes back empty and syncs from master.
+func (tp *Topology) Rejoin(addr, master string) {
+	tp.t.Helper()
+	s := tp.Server(addr)
+	_, port, _ := net.SplitHostPort(master)
+	var conf []string
+	for _, l := range s.cfg.Conf {
+		if !strings.HasPrefix(l, "replicaof ") {
+			conf = append(conf, l)
+		}
+	}
+	s.cfg.Conf = append(conf, "replicaof 127.0.0.1 "+port)
+	s.Restart()
 }
 
 // URL is the redis-sentinel:// URL of the topology.
