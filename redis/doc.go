@@ -50,10 +50,89 @@
 // service) may lack the holder's key, and has been up for long; a Client
 // that saw the old master sees the run_id change and waits a ttl, but one
 // that never saw it (a new `baton lock` process) takes the key at once.
-// That is the subject of a later issue ("Redis as people deploy it"). The
-// fencing token is the answer to that and to paused holders: pass it to
-// the resource, and have the resource refuse a token lower than one it
-// has seen.
+// WithReplicas is the answer to that (see Sentinel and replicas); the
+// fencing token is the answer to paused holders: pass it to the resource,
+// and have the resource refuse a token lower than one it has seen.
+//
+// # Sentinel and replicas
+//
+// Dial takes redis-sentinel://[user:pass@]h:p,h:p,…/MASTERNAME: the Client
+// asks the sentinels for the master and follows it through failovers
+// (go-redis's failover client; the hub's pub/sub connection follows it
+// too). Redis replicates a write after answering it, and Sentinel
+// promotes the replica it ranks best (lowest replica-priority, then the
+// largest replication offset, then run_id) among those it can reach: it
+// does not know which writes a replica lacks. So, without WithReplicas, a
+// failover can lose a holder's key (another client takes the lock while
+// the holder still holds) and the counter's last INCRs (a token is
+// granted twice); docs/RELIABILITY.md measures both.
+//
+// WithReplicas(n) makes every write that makes or keeps a holder count
+// only once WAIT n says n replicas have it: the acquisition with its
+// token's INCR (WAIT is pipelined after the SET NX PX and INCR, or the
+// acquire script, on the same connection: one request), the raise of the
+// counter above a Client's last token, and each renewal. A hand-off is
+// granted by the releasing client's script, on its connection, and WAIT
+// covers only the writes of the connection it is sent on; so the woken
+// waiter does not hold yet: it renews the key itself (a write of its own,
+// after the grant and its INCR in the replication stream) with a WAIT,
+// and holds once that is acknowledged, its validity counted from that
+// renewal. (The releaser does not WAIT: a release lost in a failover
+// leaves the old holder's key, which keeps the lock from everyone until
+// its ttl runs out.) WAIT's timeout is a fifth of the ttl, at most a
+// second. An acquisition not acknowledged by then is given back
+// (compare-and-delete, handing the lock on to the next waiter) and is not
+// held: Lock asks again until its ctx ends, TryLock fails (both errors
+// wrap ErrNotAcknowledged). A renewal not acknowledged counts as failed:
+// the lease ends when the validity of the last acknowledged one runs out,
+// before the key, as acknowledged, can expire on any replica.
+//
+// What it guarantees, with n the number of the master's replicas: every
+// replica Sentinel may promote has every acknowledged write. After a
+// failover, a holder's key is there (until the expiry of its last
+// acknowledged renewal, by which the holder's lease has ended), so nobody
+// else takes the lock while a lease is live; and the counter is at least
+// every token granted to a holder, so fencing tokens never repeat or go
+// backwards. With n smaller than the number of replicas, that holds only
+// if the replicas that may not have acknowledged are never promoted: give
+// them replica-priority 0, or count them.
+//
+// What it does not guarantee:
+//
+//   - Availability: with n the number of replicas, one replica down (or a
+//     failover, until the killed master is back as a replica) means no
+//     lock is granted and every hold is lost when its renewals go
+//     unacknowledged. A smaller n with replica-priority 0 on the rest
+//     trades that back.
+//   - WAIT is not consensus: a write not acknowledged may still reach a
+//     replica and survive a failover; the give-back of an unacknowledged
+//     grant may be lost with the old master, leaving a key nobody holds
+//     until its ttl runs out (a delay, never two holders).
+//   - Replicas acknowledge receipt, not fsync: a replica that restarts
+//     empty forgets (as the restart guard assumes).
+//   - Expiry on the promoted replica runs on its own clock (Redis 7
+//     replicates PEXPIRE as an absolute time): the lease's margin assumes
+//     the servers' clocks agree to within the drift allowance.
+//   - Other clients: redsync, or baton without WithReplicas, on the same
+//     key are not protected; a baton Client that saw the old master still
+//     waits a ttl after the failover (the restart guard sees a new run_id,
+//     and cannot tell a replica that has the keys from a server that lost
+//     them).
+//   - A master cut off from the sentinels and its replicas but not from
+//     some clients keeps answering them: with WithReplicas its grants are
+//     never acknowledged, so never held; without, they are, alongside the
+//     new master's. min-replicas-to-write (with min-replicas-max-lag) on
+//     the servers makes such a master refuse writes from every client,
+//     redsync's included, a few seconds after it lost its replicas; it
+//     bounds that window for everyone, and does not replace WithReplicas:
+//     it checks replicas are connected, not that a write reached them.
+//
+// What a token is worth after a failover: with WithReplicas(number of
+// replicas), a token was acknowledged before its holder was told, so the
+// new master's counter is at or above it and every later token is
+// higher; the resource can refuse lower tokens as on a single server.
+// Without it, a token granted just before a failover may be granted again
+// after it: the resource must not rely on it across failovers.
 //
 // # Restarts
 //

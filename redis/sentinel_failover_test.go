@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/batonhq/baton/batontest"
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
@@ -25,9 +26,12 @@ import (
 // on keys locked without it, whose counts are logged: what a failover
 // costs without acknowledgement, measured (docs/RELIABILITY.md).
 
-// ledger records the holds of one lock, in the order they were granted.
+// ledger records the holds of one lock, in the order they were granted,
+// counting overlaps and tokens not above the one before, and in a
+// batontest.Checker, whose Verify the acknowledged locks must pass.
 type ledger struct {
 	name string
+	chk  batontest.Checker
 
 	mu       sync.Mutex
 	live     int
@@ -39,7 +43,8 @@ type ledger struct {
 
 // enter records a hold granted with tok; leave, its end (Done closed or
 // released).
-func (l *ledger) enter(tok int64) {
+func (l *ledger) enter(tok int64) batontest.Span {
+	sp := l.chk.Enter(0, tok)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.live++
@@ -51,12 +56,14 @@ func (l *ledger) enter(tok int64) {
 		l.backward++
 	}
 	l.tokens = append(l.tokens, tok)
+	return sp
 }
 
-func (l *ledger) leave() {
+func (l *ledger) leave(sp batontest.Span) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.live--
+	l.mu.Unlock()
+	l.chk.Leave(sp)
 }
 
 func (l *ledger) counts() (holds, overlaps, backward int) {
@@ -84,6 +91,9 @@ func (l *ledger) mustClean(t *testing.T) {
 	if h == 0 || o != 0 || b != 0 {
 		t.Errorf("with WithReplicas(2): %v", l)
 	}
+	if err := l.chk.Verify(true); err != nil {
+		t.Errorf("with WithReplicas(2): %s: %v", l.name, err)
+	}
 }
 
 // cycle takes m, holds it for hold (or until it is lost), and releases it,
@@ -93,14 +103,14 @@ func cycle(ctx context.Context, m *redis.Mutex, l *ledger, hold time.Duration) e
 	if err != nil {
 		return err
 	}
-	l.enter(lease.Token())
+	sp := l.enter(lease.Token())
 	t := time.NewTimer(hold)
 	select {
 	case <-t.C:
 	case <-lease.Done():
 		t.Stop()
 	}
-	l.leave()
+	l.leave(sp)
 	return m.Unlock(context.WithoutCancel(ctx))
 }
 
@@ -201,13 +211,14 @@ func sentinelHeld(t *testing.T) (noAckHeld, noAckHandoff *ledger) {
 	wctx, stopWaiters := context.WithCancel(ctx)
 	defer stopWaiters()
 	holders := map[string]*redis.Mutex{}
+	spans := map[string]batontest.Span{}
 	for _, lk := range []lock{bAck, bNo} {
 		m := redis.NewMutex(holder, lk.key, opts(lk.replicas)...)
 		l, err := m.Lock(ctx)
 		if err != nil {
 			t.Fatalf("%s: holder: %v", lk.ledger.name, err)
 		}
-		lk.ledger.enter(l.Token())
+		spans[lk.key] = lk.ledger.enter(l.Token())
 		holders[lk.key] = m
 		wg.Add(1)
 		go func() {
@@ -243,7 +254,7 @@ func sentinelHeld(t *testing.T) (noAckHeld, noAckHandoff *ledger) {
 	if err != nil {
 		t.Fatalf("(a) TryLock without acknowledgement: %v", err)
 	}
-	aNo.ledger.enter(held.Token())
+	heldSpan := aNo.ledger.enter(held.Token())
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -251,10 +262,10 @@ func sentinelHeld(t *testing.T) (noAckHeld, noAckHandoff *ledger) {
 		case <-held.Done():
 		case <-ctx.Done():
 		}
-		aNo.ledger.leave()
+		aNo.ledger.leave(heldSpan)
 	}()
 	for _, lk := range []lock{bAck, bNo} {
-		lk.ledger.leave()
+		lk.ledger.leave(spans[lk.key])
 		if err := holders[lk.key].Unlock(ctx); err != nil {
 			t.Fatalf("%s: holder's Unlock: %v", lk.ledger.name, err)
 		}

@@ -19,6 +19,7 @@ var defaultBenchWorkloads = []string{"floor", "uncontended", "contended", "herd"
 func (m *Main) bench(ctx context.Context, args []string) error {
 	var sf storeFlags
 	fs := m.newFlags("bench", "bench [--store URL] [--workload W[,W…]|all] [--clients N] [--waiters W] [--locks M] [--duration D] [--hold D] [--json]", &sf, true)
+	addReplicasFlag(fs, &sf)
 	workloads := fs.String("workload", "all", "workloads: "+strings.Join(bench.Workloads, ", ")+", or all")
 	clients := fs.Int("clients", 8, "contending sessions (contended, many)")
 	waiters := fs.Int("waiters", 100, "queued waiters (herd, footprint)")

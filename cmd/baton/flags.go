@@ -26,8 +26,8 @@ type storeFlags struct {
 	url      string
 	dial     time.Duration
 	ttl      time.Duration
-	withTTL  bool // the command has --ttl (and --replicas)
-	replicas int
+	withTTL  bool // the command has --ttl
+	replicas int  // --replicas, on the commands that take Redis locks (addReplicasFlag)
 	tls      store.TLSFiles
 	name     string // the recipe name, checked against the store kind before dialing
 	verb     string // the command ("lock", …), written into our nodes' identity
@@ -147,7 +147,6 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		if withTTL {
 			sf.withTTL = true
 			fs.DurationVar(&sf.ttl, "ttl", baton.DefaultTTL, "session TTL, 1s to 24h: how long a crashed holder keeps the lock (a server may grant another; baton says so)")
-			fs.IntVar(&sf.replicas, "replicas", 0, "on a Redis master (redis://, redis-sentinel://): hold only once `N` replicas acknowledged the grant and each renewal (WAIT), so that a failover keeps the lock; 0: none")
 		}
 		fs.StringVar(&sf.tls.CA, "tls-ca", m.Getenv("BATON_TLS_CA"), "PEM `FILE` of CAs for a TLS store, zks://, etcds:// or rediss:// (or $BATON_TLS_CA; default: the system's)")
 		fs.StringVar(&sf.tls.Cert, "tls-cert", m.Getenv("BATON_TLS_CERT"), "PEM `FILE`: client certificate for a TLS store (or $BATON_TLS_CERT)")
@@ -169,6 +168,12 @@ func (m *Main) newFlags(name, synopsis string, sf *storeFlags, withTTL bool) *fl
 		}
 	}
 	return fs
+}
+
+// addReplicasFlag adds --replicas, for the commands that take Redis
+// locks (lock, bench).
+func addReplicasFlag(fs *flagSet, sf *storeFlags) {
+	fs.IntVar(&sf.replicas, "replicas", 0, "on one Redis master (redis://, redis-sentinel://): a grant, hand-off or renewal counts only once `N` replicas acknowledged it (WAIT), so that a failover to any of them keeps the lock and its token; 0: none")
 }
 
 // parseArgs parses flags anywhere before a "--" and returns the

@@ -52,7 +52,8 @@ func lockOn(ctx context.Context, s *store.Store, name string, spec lockSpec) (ac
 // lock is `baton lock [flags] NAME [-- CMD [ARG…]]`.
 func (m *Main) lock(ctx context.Context, args []string) error {
 	var sf storeFlags
-	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--grace D] [--kill-after 10s] [--lock-delay D] [--on-revoke ignore|term] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
+	fs := m.newFlags("lock", "lock [--store URL] [--ttl 10s] [--replicas N] [--timeout D | --try] [--shared] [--retry 1m] [-v] [--grace D] [--kill-after 10s] [--lock-delay D] [--on-revoke ignore|term] NAME [-- CMD [ARG…]] | NAME NAME… -- [CMD [ARG…]]", &sf, true)
+	addReplicasFlag(fs, &sf)
 	try := fs.Bool("try", false, "take the lock only if it is free; exit 75 at once if not (as flock -n)")
 	shared := fs.Bool("shared", false, "take a read lock: any number of --shared holders at once, none while a plain 'baton lock' (the writer) holds NAME; writers queued first go first (as flock -s; zk:// and etcd:// only)")
 	timeout := fs.Duration("timeout", 0, "give up (exit 75) if not acquired within this long of waiting in line; a free lock is taken whatever D; 0 waits forever")

@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batonhq/baton/internal/rediskeys"
+	"github.com/batonhq/baton/redis"
 )
 
 // The floors: the raw client operations one lock cycle needs on a store,
@@ -196,20 +197,40 @@ type RedisFloor struct {
 	Addrs    []string
 	Password string
 	Fenced   bool
+	// Sentinel, instead of Addrs, is a redis-sentinel:// URL: one client
+	// on the master its sentinels name.
+	Sentinel string
+	// Wait, if set, follows the SET NX PX with WAIT Wait (pipelined, on
+	// the same connection): the least a lock whose grants Wait replicas
+	// acknowledge costs (redis.WithReplicas).
+	Wait int
 }
 
 // Open connects one client per server.
 func (f RedisFloor) Open(ctx context.Context) (Client, error) {
+	if f.Sentinel != "" {
+		opt, err := redis.FailoverOptions(f.Sentinel)
+		if err != nil {
+			return nil, err
+		}
+		rc := goredis.NewFailoverClient(opt)
+		if err := rc.Ping(ctx).Err(); err != nil {
+			_ = rc.Close()
+			return nil, err
+		}
+		return &redisFloorClient{rcs: []*goredis.Client{rc}, fenced: f.Fenced, wait: f.Wait}, nil
+	}
 	rcs, err := dialRedis(ctx, f.Addrs, f.Password)
 	if err != nil {
 		return nil, err
 	}
-	return &redisFloorClient{rcs: rcs, fenced: f.Fenced}, nil
+	return &redisFloorClient{rcs: rcs, fenced: f.Fenced, wait: f.Wait}, nil
 }
 
 type redisFloorClient struct {
 	rcs    []*goredis.Client
 	fenced bool
+	wait   int
 }
 
 func (c *redisFloorClient) Locker(name string) Locker { return &redisFloorLocker{c: c, key: name} }
@@ -231,6 +252,21 @@ func (l *redisFloorLocker) Lock(ctx context.Context) error {
 	l.n++
 	l.value = fmt.Sprintf("%p-%d", l, l.n)
 	return eachRedis(l.c.rcs, func(rc *goredis.Client) error {
+		if l.c.wait > 0 {
+			var w *goredis.Cmd
+			_, err := rc.Pipelined(ctx, func(p goredis.Pipeliner) error {
+				p.SetArgs(ctx, l.key, l.value, goredis.SetArgs{Mode: "NX", TTL: floorTTL})
+				w = p.Do(ctx, "wait", l.c.wait, 1000)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if n, _ := w.Int64(); n < int64(l.c.wait) {
+				return fmt.Errorf("bench: %d of %d replicas acknowledged", n, l.c.wait)
+			}
+			return nil
+		}
 		if l.c.fenced {
 			_, err := rc.Pipelined(ctx, func(p goredis.Pipeliner) error {
 				p.SetNX(ctx, l.key, l.value, floorTTL)

@@ -52,7 +52,11 @@ func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
 		floorT.Factory = EtcdFloor{Endpoints: urls}
 	case store.Redis, store.Redlock:
 		batonT.Probe = &RedisProbe{Addrs: u.Hosts, Password: u.Password}
-		floorT.Factory = RedisFloor{Addrs: u.Hosts, Password: u.Password}
+		floorT.Factory = RedisFloor{Addrs: u.Hosts, Password: u.Password, Wait: o.Replicas}
+	case store.RedisSentinel:
+		// No probe: the master moves. With --replicas, the floor waits
+		// for as many replicas as baton does.
+		floorT.Factory = RedisFloor{Sentinel: u.Unredacted(), Wait: o.Replicas}
 	default:
 		return batonT, floorT, fmt.Errorf("bench: store %s not supported", u.Scheme)
 	}
