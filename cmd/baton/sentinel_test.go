@@ -38,6 +38,13 @@ func TestLockSentinel(t *testing.T) {
 			t.Fatalf("lock %s: exit %d, out %q, stderr %q", name, code, out, stderr)
 		}
 	}
+	// status reads the master the sentinels name.
+	if out, stderr, code := run(t, e, "status", "--json", "a/b"); code != 0 || !strings.Contains(out, "a/b") {
+		t.Errorf("status a/b: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	if _, stderr, code := run(t, e, "lock", "--replicas", "3", "--try", "three", "--", "true"); code != exitTimeout || !strings.Contains(stderr, "acknowledged") {
+		t.Errorf("--replicas 3 of 2 --try: exit %d, want %d; stderr %q", code, exitTimeout, stderr)
+	}
 	_, stderr, code := run(t, e, "lock", "--replicas", "3", "--ttl", "8s", "--timeout", "2s", "three", "--", "true")
 	if code != exitTimeout || !strings.Contains(stderr, "acknowledged") {
 		t.Errorf("--replicas 3 of 2: exit %d, want %d; stderr %q", code, exitTimeout, stderr)
