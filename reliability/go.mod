@@ -11,6 +11,7 @@ replace github.com/batonhq/baton/internal/etcdtest => ../internal/etcdtest
 require (
 	github.com/batonhq/baton v0.0.0-00010101000000-000000000000
 	github.com/batonhq/baton/internal/etcdtest v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.23.0
 )
 
 require (
@@ -21,7 +22,6 @@ require (
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/v3 v3.7.3 // indirect
