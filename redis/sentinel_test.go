@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
 )
@@ -57,6 +59,37 @@ func TestSentinelDial(t *testing.T) {
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock: %v", err)
 	}
+	// A hand-off under WithReplicas: the waiter holds once its own
+	// renewal, after the grant, is acknowledged.
+	other := dialURL(t, ctx, tp.URL())
+	key := freshKey(t)
+	h := redis.NewMutex(c, key, redis.WithTTL(sentinelTTL), redis.WithReplicas(2))
+	w := redis.NewMutex(other, key, redis.WithTTL(sentinelTTL), redis.WithReplicas(2))
+	hl, err := h.Lock(ctx)
+	if err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	got := make(chan *baton.Lease, 1)
+	go func() {
+		l, err := w.Lock(ctx)
+		if err != nil {
+			t.Errorf("waiter: %v", err)
+		}
+		got <- l
+	}()
+	await.Until(t, 10*time.Second, "the waiter in line", func() bool {
+		return c.Redis().ZCard(ctx, key+":queue").Val() == 1
+	})
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("holder's Unlock: %v", err)
+	}
+	if wl := <-got; wl == nil || wl.Token() <= hl.Token() {
+		t.Fatalf("waiter's lease %v after the holder's token %d", wl, hl.Token())
+	}
+	if err := w.Unlock(ctx); err != nil {
+		t.Fatalf("waiter's Unlock: %v", err)
+	}
+
 	// More replicas than there are: never acknowledged.
 	m3 := redis.NewMutex(c, freshKey(t), redis.WithTTL(sentinelTTL), redis.WithReplicas(3))
 	if _, err := m3.TryLock(ctx); !errors.Is(err, redis.ErrNotAcknowledged) {
