@@ -236,7 +236,7 @@ func TestSentinelFailoverHeld(t *testing.T) {
 	for i, what := range []string{"held", "handed off"} {
 		record(Row{Scenario: fmt.Sprintf("Sentinel: master SIGKILLed, a lock just %s on it, not replicated (the replicas cut off)", what),
 			Store: store, Runs: n, Violations: ack[i].violations(), Recovery: took,
-			Note: fmt.Sprintf("TTL 4s; with --replicas 2: not held until acknowledged, %d holds, tokens increasing; without, same faults: a second holder while the first held in %d of %d runs, a token not above the one before in %d of %d (%d holds); recovery = kill → every sentinel names the new master",
+			Note: fmt.Sprintf("TTL 4s; with --replicas 2 (the violations column): the grant not held until acknowledged, %d holds; without, same faults on another lock: a second holder while the first held in %d of %d runs, a token not above the one before in %d of %d (%d holds); recovery = kill → every sentinel names the new master",
 				ack[i].holds, none[i].runsOverlapping, n, none[i].runsBackward, n, none[i].holds)})
 	}
 }
@@ -404,7 +404,7 @@ func TestSentinelFailoverContenders(t *testing.T) {
 	}
 	record(Row{Scenario: "Sentinel: master SIGKILLed under 8 contenders", Store: "redis: master, 2 replicas, 3 sentinels", Runs: n,
 		Violations: ack.violations(), Recovery: took,
-		Note: fmt.Sprintf("TTL 4s; with --replicas 2: %d holds; without, 8 more contenders on another lock, same faults: %d overlaps, %d tokens not above the one before (%d holds); recovery = kill → every sentinel names the new master",
+		Note: fmt.Sprintf("TTL 4s; with --replicas 2 (the violations column): %d holds; without, 8 more contenders on another lock, same faults: %d overlaps, %d tokens not above the one before (%d holds); recovery = kill → every sentinel names the new master",
 			ack.holds, none.overlaps, none.backward, none.holds)})
 }
 
