@@ -401,11 +401,12 @@ func (m *Mutex) held(value string, g grant) *liveLock {
 			// runs out, rather than later for no better reason.
 			return time.Time{}, fmt.Errorf("%w: %s: the renewal was refused: %w", baton.ErrLost, m.k.lock, err)
 		}
-		if err != nil {
-			return time.Time{}, err
-		}
-		if n != 1 {
+		if cmd.Err() == nil && n != 1 {
+			// Whatever the replicas say: the key is not ours.
 			return time.Time{}, fmt.Errorf("%w: %s no longer holds our value", baton.ErrLost, m.k.lock)
+		}
+		if err != nil {
+			return time.Time{}, err // an unacknowledged renewal is retried
 		}
 		return sent.Add(m.ttl - lossMargin(m.ttl)), nil
 	})
