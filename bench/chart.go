@@ -52,6 +52,7 @@ var storeColors = map[string]color.RGBA{
 	"etcd-nofsync": {R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
 	"redis":        {R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
 	"redlock5":     {R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	"sentinel":     {R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
 }
 
 // writeChart draws wait p99 and acquisitions/s against contenders.

@@ -212,6 +212,7 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	}
 	w("\n")
 	writeRedisTargets(&b, rs)
+	writeSentinelRows(&b, rs)
 	if b, err := os.ReadFile(analysisFile); err == nil {
 		w("\n%s\n", strings.TrimSpace(string(b)))
 	}

@@ -178,7 +178,7 @@ func httpHealth(u string) (string, error) {
 }
 
 // startRedis runs redis-server without persistence.
-func startRedis(base string, i int) (*server, error) {
+func startRedis(base string, i int, extra ...string) (*server, error) {
 	dir := filepath.Join(base, fmt.Sprintf("redis%d", i))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -187,8 +187,8 @@ func startRedis(base string, i int) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	stop, err := startProc(dir, "redis", "redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir)
+	stop, err := startProc(dir, "redis", append([]string{"redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

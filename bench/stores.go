@@ -30,8 +30,15 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 		return nil, err
 	}
 	batonT.Store, floorT.Store, rg.peer.Store = st, st, st
+	if rg.probe != nil {
+		batonT.Probe, floorT.Probe = rg.probe(), rg.probe()
+	}
 	r := &storeRun{ctx: ctx, p: p, st: st, emit: emit, failed: map[string]bool{}}
 	impls := []bench.Target{batonT, rg.peer}
+	for _, t := range rg.extraImpls {
+		t.Store = st
+		impls = append(impls, t)
+	}
 	r.warm(floorT, impls)
 	r.rounds(append(append([]bench.Target{floorT}, rg.cycleFloors...), impls...), uncontendedCfg(p), cycleP50, "cycle p50 µs")
 	r.sweep(append(append(rg.handOffFloors, impls...), rg.handOffPeers...), impls)
@@ -66,6 +73,11 @@ type rig struct {
 	herd                                     bool  // run the herd workload
 	manyLocks                                []int // the many workload's lock counts
 	footprint                                bool  // measure the footprint of 1,000 waiters
+	// extraImpls run as baton and the peer do (baton with other options);
+	// probe, if set, makes the probe of baton and the floor (a store
+	// whose URL does not name the server the probe reads).
+	extraImpls []bench.Target
+	probe      func() bench.Probe
 }
 
 // start starts the servers of r.st and sets what runs on them.
@@ -87,6 +99,8 @@ func (r *rig) start(ctx context.Context, p plan, base string) error {
 		err = r.startRedis(base, 1)
 	case "redlock5":
 		err = r.startRedis(base, 5)
+	case "sentinel":
+		err = r.startSentinel(base)
 	default:
 		return fmt.Errorf("unknown store %q", r.st)
 	}
