@@ -38,6 +38,12 @@ func TestLockSentinel(t *testing.T) {
 			t.Fatalf("lock %s: exit %d, out %q, stderr %q", name, code, out, stderr)
 		}
 	}
+	// bench measures baton and the WAIT floor on the master.
+	if out, stderr, code := run(t, e, "bench", "--replicas", "2", "--ttl", "8s", "--workload", "floor,uncontended", "--duration", "300ms"); code != 0 {
+		t.Errorf("bench --replicas 2: exit %d, out %q, stderr %q", code, out, stderr)
+	} else {
+		t.Logf("bench --replicas 2:\n%s", out)
+	}
 	// status reads the master the sentinels name.
 	if out, stderr, code := run(t, e, "status", "--json", "a/b"); code != 0 || !strings.Contains(out, "a/b") {
 		t.Errorf("status a/b: exit %d, out %q, stderr %q", code, out, stderr)
