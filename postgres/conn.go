@@ -1,0 +1,192 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/internal/telemetry"
+)
+
+// conn implements backend.Conn on one row of the sessions table.
+type conn struct {
+	pool   *pgxpool.Pool
+	lcfg   *pgx.ConnConfig // the listening connection's, to dial it again
+	q      *queries
+	id     int64
+	hexID  string
+	by     string // id in decimal, as notifications name the session that sent them
+	ttl    time.Duration
+	tel    baton.Telemetry
+	drop   *dropper
+	expiry deadline
+
+	life    context.Context // cancelled when the session ends
+	endLife context.CancelFunc
+	done    chan struct{}
+	once    sync.Once
+	errMu   sync.Mutex
+	err     error
+	bg      sync.WaitGroup // keepAlive and listen
+
+	waitMu sync.Mutex
+	waits  map[int64]chan struct{} // watch id → closed when it fires
+	wakeMu sync.Mutex
+	wake   chan struct{} // closed (and replaced) when notifications may have been lost
+	wids   atomic.Int64
+	events atomic.Int64
+
+	telemetry.Renewals
+}
+
+var (
+	_ backend.Conn         = (*conn)(nil)
+	_ backend.WatchCounter = (*conn)(nil)
+	_ backend.Expirer      = (*conn)(nil)
+	_ backend.Renewer      = (*conn)(nil)
+	_ backend.Backender    = (*conn)(nil)
+)
+
+func newConn(pool *pgxpool.Pool, lcfg *pgx.ConnConfig, lc *pgx.Conn, q *queries, id int64, ttl time.Duration, o options) *conn {
+	life, end := context.WithCancel(context.Background())
+	return &conn{
+		pool: pool, lcfg: lcfg, q: q, id: id, hexID: strconv.FormatInt(id, 16), by: strconv.FormatInt(id, 10),
+		ttl: ttl, tel: o.telemetry, drop: o.dropper,
+		life: life, endLife: end, done: make(chan struct{}),
+		waits: map[int64]chan struct{}{}, wake: make(chan struct{}),
+	}
+}
+
+// ID is the session's id in hex.
+func (c *conn) ID() string            { return c.hexID }
+func (c *conn) TTL() time.Duration    { return c.ttl }
+func (c *conn) Done() <-chan struct{} { return c.done }
+func (c *conn) WatchEvents() int64    { return c.events.Load() }
+
+// Backend is "postgres".
+func (c *conn) Backend() string { return "postgres" }
+
+func (c *conn) Err() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.err
+}
+
+// Expiry is the loss deadline: the send time of the last confirmed
+// renewal plus the TTL minus a margin; the zero Time once the session has
+// ended.
+func (c *conn) Expiry() time.Time {
+	if c.Err() != nil {
+		return time.Time{}
+	}
+	return c.expiry.get()
+}
+
+// end closes the session with err; only the first call counts.
+func (c *conn) end(err error) {
+	c.once.Do(func() {
+		c.errMu.Lock()
+		c.err = err
+		c.errMu.Unlock()
+		c.endLife()
+		close(c.done)
+	})
+}
+
+// Close deletes the session (its ephemeral nodes and watches go with it)
+// and closes its connections.
+func (c *conn) Close(ctx context.Context) error {
+	live := c.Err() == nil
+	c.end(baton.ErrClosed)
+	var err error
+	if live {
+		// The delete runs on a context of its own: the session's has ended.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ttl)
+		_, err = c.pool.Exec(dctx, c.q.end, c.id)
+		cancel()
+	}
+	c.bg.Wait()
+	c.pool.Close()
+	if err != nil && ctx.Err() == nil {
+		// The server expires the session a TTL after its last renewal.
+		return fmt.Errorf("postgres: close session %s: %w", c.hexID, err)
+	}
+	return nil
+}
+
+// deadline is a time read and written from several goroutines.
+type deadline struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (d *deadline) get() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.t
+}
+
+func (d *deadline) set(t time.Time) {
+	d.mu.Lock()
+	d.t = t
+	d.mu.Unlock()
+}
+
+// Errors the schema's functions raise.
+const (
+	codeExpired = "BA001" // the caller's session is gone
+	codeExists  = "BA002" // a node of that name exists
+)
+
+// retryable says a statement failed without effect and may run again: a
+// deadlock or serialization failure (the transaction was rolled back).
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// do runs f with a context that also ends with the session, retrying it
+// after a deadlock, and turns its error into the session's when the
+// session has ended, or ctx's.
+func (c *conn) do(ctx context.Context, f func(ctx context.Context) error) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.life, cancel)
+	defer stop()
+	var err error
+	for range 10 {
+		if err = f(qctx); err == nil || !retryable(err) {
+			break
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == codeExpired {
+		c.end(baton.ErrSessionExpired)
+	}
+	if serr := c.Err(); serr != nil {
+		return serr
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return err
+}

@@ -1,0 +1,277 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/backend"
+)
+
+// dropper loses the replies of a session's next creates (tests).
+type dropper struct{ n atomic.Int32 }
+
+func (d *dropper) take() bool {
+	if d == nil {
+		return false
+	}
+	for {
+		n := d.n.Load()
+		if n <= 0 {
+			return false
+		}
+		if d.n.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+func attemptID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// scanNode reads nodeCols (and dst, data, if given).
+func scanNode(row pgx.Row, data *[]byte) (backend.Node, error) {
+	var (
+		n     backend.Node
+		seqd  bool
+		owner *int64
+	)
+	dst := []any{&n.Path, &n.Name, &n.Kind, &seqd, &n.Seq, &n.Token, &owner, &n.Version, &n.Created}
+	if data != nil {
+		dst = append(dst, data)
+	}
+	if err := row.Scan(dst...); err != nil {
+		return backend.Node{}, err
+	}
+	if owner != nil {
+		n.Owner = strconv.FormatInt(*owner, 16)
+	}
+	return n, nil
+}
+
+func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, error) {
+	if err := validDir(dir, f); err != nil {
+		return backend.Node{}, err
+	}
+	if kind == "" || strings.Contains(kind, "/") {
+		return backend.Node{}, fmt.Errorf("%w: node name %q", baton.ErrInvalidName, kind)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	attempt := attemptID()
+	var n backend.Node
+	err := c.do(ctx, func(ctx context.Context) error {
+		var err error
+		// A create whose reply is lost is sent again with the same
+		// attempt id, which the server recognises: exactly-once.
+		for try := 0; ; try++ {
+			n, err = scanNode(c.pool.QueryRow(ctx, c.q.create, c.id, dir, kind, data,
+				f&backend.Ephemeral != 0, f&backend.Sequential != 0, attempt), nil)
+			if err == nil && c.drop.take() {
+				continue
+			}
+			if err == nil || try >= 5 || !lostReply(ctx, err) {
+				return err
+			}
+		}
+	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == codeExists {
+		return backend.Node{}, fmt.Errorf("%w: %s", baton.ErrExists, backend.Join(dir, kind))
+	}
+	return n, err
+}
+
+// lostReply says a statement may or may not have been applied, its reply
+// lost with its connection, and ctx still allows another try.
+func lostReply(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	return !errors.As(err, &pe) && !errors.Is(err, pgx.ErrNoRows)
+}
+
+func (c *conn) Children(ctx context.Context, dir string) ([]backend.Node, error) {
+	if err := validPath(dir); err != nil {
+		return nil, err
+	}
+	var out []backend.Node
+	err := c.do(ctx, func(ctx context.Context) error {
+		out = out[:0]
+		rows, err := c.pool.Query(ctx, c.q.children, dir)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			n, err := scanNode(rows, nil)
+			if err != nil {
+				return err
+			}
+			out = append(out, n)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+func (c *conn) Get(ctx context.Context, path string) ([]byte, backend.Node, error) {
+	if err := validPath(path); err != nil {
+		return nil, backend.Node{}, err
+	}
+	var (
+		n    backend.Node
+		data []byte
+	)
+	err := c.do(ctx, func(ctx context.Context) error {
+		var err error
+		n, err = scanNode(c.pool.QueryRow(ctx, c.q.get, path), &data)
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, backend.Node{}, fmt.Errorf("%w: %s", baton.ErrNotFound, path)
+	}
+	if err != nil {
+		return nil, backend.Node{}, err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, n, nil
+}
+
+func (c *conn) Delete(ctx context.Context, n backend.Node) error {
+	return c.do(ctx, func(ctx context.Context) error {
+		_, err := c.pool.Exec(ctx, c.q.remove, c.id, n.Path, n.Token)
+		return err
+	})
+}
+
+// Commit applies ops in one transaction whose first statement locks the
+// guard's row (that incarnation): a delete of the guard, or its session's
+// expiry, waits for the commit, and a guard already gone fails it.
+func (c *conn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op) error {
+	for _, op := range ops {
+		if op.Kind == backend.OpCreate {
+			if err := validDir(op.Dir, op.Flags); err != nil {
+				return err
+			}
+		}
+	}
+	return c.do(ctx, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.commit(ctx, tx, guard, ops) })
+	})
+}
+
+func (c *conn) commit(ctx context.Context, tx pgx.Tx, guard backend.Node, ops []backend.Op) error {
+	if _, err := tx.Exec(ctx, "SELECT set_config('baton.by', $1, true)", c.by); err != nil {
+		return err
+	}
+	if guard.Path != "" {
+		var one int
+		err := tx.QueryRow(ctx, c.q.guard, guard.Path, guard.Token).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: %s", backend.ErrGuard, guard.Path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, op := range ops {
+		var err error
+		switch op.Kind {
+		case backend.OpSet:
+			data := op.Data
+			if data == nil {
+				data = []byte{}
+			}
+			err = c.applied(ctx, tx, op, tx.QueryRow(ctx, c.q.set, op.Node.Path, op.Node.Token, data, op.IfVersion, op.Node.Version))
+		case backend.OpDelete:
+			err = c.applied(ctx, tx, op, tx.QueryRow(ctx, c.q.del, op.Node.Path, op.Node.Token, op.IfVersion, op.Node.Version))
+		case backend.OpCreate:
+			data := op.Data
+			if data == nil {
+				data = []byte{}
+			}
+			_, err = scanNode(tx.QueryRow(ctx, c.q.create, c.id, op.Dir, op.Name, data,
+				op.Flags&backend.Ephemeral != 0, op.Flags&backend.Sequential != 0, attemptID()), nil)
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == codeExists {
+				err = fmt.Errorf("%w: %s", baton.ErrExists, backend.Join(op.Dir, op.Name))
+			}
+		default:
+			err = fmt.Errorf("postgres: unknown op %d", op.Kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applied turns an update or delete that matched no row into ErrNotFound
+// or ErrConflict.
+func (c *conn) applied(ctx context.Context, tx pgx.Tx, op backend.Op, row pgx.Row) error {
+	var one int
+	err := row.Scan(&one)
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	var v int64
+	err = tx.QueryRow(ctx, c.q.exists, op.Node.Path, op.Node.Token).Scan(&v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%w: %s", baton.ErrNotFound, op.Node.Path)
+	case err != nil:
+		return err
+	default:
+		return fmt.Errorf("%w: %s is at version %d, not %d", baton.ErrConflict, op.Node.Path, v, op.Node.Version)
+	}
+}
+
+// validDir checks the parent of a node to create. A plain node may sit at
+// the top of the keyspace (dir ""); a sequential node needs a parent.
+func validDir(dir string, f backend.Flags) error {
+	if dir == "" && f&backend.Sequential == 0 {
+		return nil
+	}
+	return validPath(dir)
+}
+
+func validPath(p string) error {
+	if p == "" {
+		return fmt.Errorf("%w: empty name", baton.ErrInvalidName)
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: %q has a control character", baton.ErrInvalidName, p)
+		}
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el == "." || el == ".." {
+			return fmt.Errorf("%w: %q has a relative element", baton.ErrInvalidName, p)
+		}
+	}
+	return nil
+}
+
+// ms is a duration in milliseconds as the server reports it.
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+func isNotFound(err error) bool { return errors.Is(err, baton.ErrNotFound) }

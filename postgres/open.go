@@ -1,0 +1,187 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/batonhq/baton"
+)
+
+// poolConns bounds a session's connections for queries; one more carries
+// its notifications.
+const poolConns = 3
+
+// Open connects to the database at dsn (a postgres:// or postgresql://
+// URL or a key=value string, with libpq's parameters: sslmode,
+// sslrootcert, …, as pgx reads them, and baton's own schema=), makes or
+// migrates baton's schema if needed, and starts a session renewed in the
+// background. The session is lost locally when no renewal has been
+// confirmed for the TTL minus a margin, counted from the moment the last
+// confirmed renewal was sent.
+func Open(ctx context.Context, dsn string, opts ...Option) (*baton.Session, error) {
+	c, err := open(ctx, dsn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return baton.NewSession(c, c.tel), nil
+}
+
+// Init makes or migrates baton's schema in the database at dsn (the
+// schema= parameter or WithSchema names it) and returns its version. It is
+// what Open does on first use, for a user who has the CREATE privilege
+// where the clients do not.
+func Init(ctx context.Context, dsn string, opts ...Option) (int, error) {
+	o, cfg, err := parse(dsn, opts)
+	if err != nil {
+		return 0, err
+	}
+	db, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close(context.WithoutCancel(ctx))
+	if err := migrate(ctx, db, o.schema); err != nil {
+		return 0, err
+	}
+	return version(ctx, db, o.schema)
+}
+
+// SplitSchema takes baton's schema= parameter out of a postgres:// URL
+// (or key=value string), returning what is left for pgx and the schema
+// ("" if not given).
+func SplitSchema(dsn string) (rest, schema string, err error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", "", fmt.Errorf("postgres: bad URL: %w", redactErr(err))
+		}
+		q := u.Query()
+		schema = q.Get("schema")
+		q.Del("schema")
+		u.RawQuery = q.Encode()
+		return u.String(), schema, nil
+	}
+	var kept []string
+	for _, f := range strings.Fields(dsn) {
+		if v, ok := strings.CutPrefix(f, "schema="); ok {
+			schema = strings.Trim(v, "'")
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return strings.Join(kept, " "), schema, nil
+}
+
+// redactErr keeps a URL parse error from carrying the URL (and its
+// password).
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func parse(dsn string, opts []Option) (options, *pgxpool.Config, error) {
+	o := options{ttl: baton.DefaultTTL}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rest, schema, err := SplitSchema(dsn)
+	if err != nil {
+		return o, nil, err
+	}
+	if o.schema == "" {
+		o.schema = schema
+	}
+	if o.schema == "" {
+		o.schema = DefaultSchema
+	}
+	if err := validSchema(o.schema); err != nil {
+		return o, nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(rest)
+	if err != nil {
+		return o, nil, fmt.Errorf("postgres: %w", err)
+	}
+	return o, cfg, nil
+}
+
+func open(ctx context.Context, dsn string, opts ...Option) (*conn, error) {
+	o, cfg, err := parse(dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.ttl < MinTTL {
+		return nil, fmt.Errorf("%w: %v is below the postgres backend's minimum %v", baton.ErrInvalidTTL, o.ttl, MinTTL)
+	}
+	// The TTL is sent in whole microseconds, PostgreSQL's precision.
+	ttl := o.ttl.Truncate(time.Microsecond)
+	cfg.MaxConns = poolConns
+	cfg.MinConns = 0
+	// Statements by name are prepared per connection; the simple cache
+	// keeps a pooler in transaction mode (PgBouncer) from seeing them.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+
+	// The listening connection first: it checks the schema, migrates it if
+	// need be, and opens the session, so that no notification to the
+	// session can be sent before it listens.
+	lc, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	fail := func(err error) (*conn, error) {
+		_ = lc.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	v, err := version(ctx, lc, o.schema)
+	if err != nil {
+		return fail(fmt.Errorf("postgres: %w", err))
+	}
+	if v != SchemaVersion {
+		if err := migrate(ctx, lc, o.schema); err != nil {
+			if v == 0 {
+				return fail(fmt.Errorf("%w: schema %s missing and not made (run `baton postgres init` as a user with CREATE): %w", ErrSchema, o.schema, err))
+			}
+			return fail(err)
+		}
+	}
+	q := newQueries(o.schema)
+	sent := time.Now()
+	var id int64
+	if err := lc.QueryRow(ctx, q.open, pgInterval(ttl)).Scan(&id); err != nil {
+		return fail(fmt.Errorf("postgres: open session: %w", err))
+	}
+	if _, err := lc.Exec(ctx, "LISTEN "+pgx.Identifier{q.channel(id)}.Sanitize()); err != nil {
+		_, _ = lc.Exec(context.WithoutCancel(ctx), q.end, id)
+		return fail(fmt.Errorf("postgres: listen: %w", err))
+	}
+	pool, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		_, _ = lc.Exec(context.WithoutCancel(ctx), q.end, id)
+		return fail(fmt.Errorf("postgres: %w", err))
+	}
+	c := newConn(pool, cfg.ConnConfig, lc, q, id, ttl, o)
+	c.expiry.set(sent.Add(ttl - margin(ttl)))
+	c.bg.Add(2)
+	go c.keepAlive(sent)
+	go c.listen(lc)
+	return c, nil
+}
+
+// pgInterval is d as a PostgreSQL interval literal.
+func pgInterval(d time.Duration) string {
+	return strconv.FormatInt(d.Microseconds(), 10) + " microseconds"
+}
+
+// margin is how long before the server could expire a session the client
+// gives it up: the etcd backend's rule, a tenth of the TTL.
+func margin(ttl time.Duration) time.Duration { return ttl / 10 }
