@@ -188,6 +188,10 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'baton: session % expired', p_session USING ERRCODE = 'BA001';
 	END IF;
+	-- Creates in one dir take their tokens one at a time, each until its
+	-- commit, so that tokens are in commit order there: a reader never
+	-- sees a node whose token is above one committed after it.
+	PERFORM pg_advisory_xact_lock(hashtext('S.' || p_dir), 1);
 	t := nextval('S.tokens');
 	nm := p_kind;
 	IF p_sequential THEN
