@@ -230,10 +230,13 @@ LANGUAGE plpgsql
 AS $$
 DECLARE n S.nodes;
 BEGIN
+	-- The lock before the old watch's row: a change firing that watch
+	-- holds the lock shared while it deletes the row, and taking them in
+	-- the other order would deadlock with it.
+	PERFORM pg_advisory_xact_lock(S.lockkey(p_path));
 	IF p_old <> 0 THEN
 		DELETE FROM S.watches WHERE session = p_session AND wid = p_old;
 	END IF;
-	PERFORM pg_advisory_xact_lock(S.lockkey(p_path));
 	state := 'wait';
 	IF p_kind = 'kids' THEN
 		SELECT array_agg(k.path), array_agg(k.token), (extract(epoch FROM min(s.expires) - clock_timestamp()) * 1000)::bigint
