@@ -131,15 +131,20 @@ func (r rowOf) Scan(dst ...any) error {
 	return nil
 }
 
+// The suites run beside each other on the shared server, each in a schema
+// of its own: the herd tests count the watches of their schema alone.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	batontest.Run(t, harness(t, pgtest.Shared(t)))
 }
 
 func TestConn(t *testing.T) {
+	t.Parallel()
 	batontest.RunConn(t, harness(t, pgtest.Shared(t)))
 }
 
 func TestLocker(t *testing.T) {
+	t.Parallel()
 	h := harness(t, pgtest.Shared(t))
 	batontest.RunLocker(t, batontest.MutexLockers(h, false))
 	t.Run("Reentrant", func(t *testing.T) { batontest.RunLocker(t, batontest.MutexLockers(h, true, baton.Reentrant())) })
