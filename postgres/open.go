@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/batonhq/baton"
@@ -185,3 +186,10 @@ func pgInterval(d time.Duration) string {
 // margin is how long before the server could expire a session the client
 // gives it up: the etcd backend's rule, a tenth of the TTL.
 func margin(ttl time.Duration) time.Duration { return ttl / 10 }
+
+// IsAuthError reports whether err is the server refusing the credentials
+// (a wrong password, a user or database pg_hba.conf does not let in).
+func IsAuthError(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "28000")
+}

@@ -12,6 +12,7 @@ import (
 // completionVerbs are the verbs of the commands that take one.
 var completionVerbs = map[string]string{
 	"serve":      "members",
+	"postgres":   "init",
 	"queue":      "put take len",
 	"barrier":    "set wait remove double",
 	"counter":    "get set add",

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton/cmd/baton/internal/demo"
 	"github.com/batonhq/baton/etcd/embedded"
@@ -94,7 +95,11 @@ func (m *Main) demo(ctx context.Context, args []string) error {
 	}
 	defer closeStore(s)
 	d.Store, d.TLS, d.Session = s.URL, sf.tls, s.Session
-	fmt.Fprintf(d.Out, "store %s, session TTL %v, names under %s\n\n", s.URL, d.TTL, d.Prefix)
+	line := fmt.Sprintf("store %s, session TTL %v, names under %s", s.URL, d.TTL, d.Prefix)
+	if utf8.RuneCountInString(line) > 100 { // a long URL (postgres://…?sslmode=…) on a line of its own
+		line = fmt.Sprintf("store %s\nsession TTL %v, names under %s", s.URL, d.TTL, d.Prefix)
+	}
+	fmt.Fprintf(d.Out, "%s\n\n", line)
 
 	sum, err := d.Play(ctx, *workers, *rounds)
 	if err != nil {

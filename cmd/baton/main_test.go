@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/internal/zktest"
 )
@@ -47,6 +48,7 @@ func TestMain(m *testing.M) {
 	code := zktest.Main(m)
 	stopSharedEtcd()
 	redistest.StopShared()
+	pgtest.StopShared()
 	os.RemoveAll(dir)
 	if code == 0 {
 		// The in-process commands (Main.Run) close every session they open.

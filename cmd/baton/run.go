@@ -154,6 +154,7 @@ func init() {
 		{name: "semaphore", run: (*Main).semaphore, usage: "semaphore -n N [flags] [--permit-ttl D] NAME [-- CMD [ARG…]]  run CMD as one of N holders"},
 		{name: "ui", run: (*Main).ui, usage: "ui [--store URL] [--prefix P] [--listen 127.0.0.1:8080] [--admin]  a live web page of every recipe instance"},
 		{name: "bench", run: (*Main).bench, usage: "bench [--store URL] [--workload W] [--clients N] [--duration D] [--json]  measure locks on the store"},
+		{name: "postgres", run: (*Main).postgres, usage: "postgres init [--store postgres://…[?schema=S]]       make or migrate baton's schema (for clients without DDL)"},
 		{name: "completion", run: (*Main).completion, usage: "completion bash|zsh|fish                             shell completion: source <(baton completion bash)"},
 		{name: "version", run: func(m *Main, _ context.Context, _ []string) error {
 			fmt.Fprintf(m.Stdout, "baton %s\n", version())
@@ -175,7 +176,8 @@ func (m *Main) usage(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\nThe store is --store URL or $BATON_STORE: zk://[user:pass@]h:p[,h:p…][/chroot],\n"+
-		"etcd://[user:pass@]h:p[,…], redis://[user:pass@]h:p[/db], redlock://h:p,h:p,…  (default %s);\n"+
+		"etcd://[user:pass@]h:p[,…], redis://[user:pass@]h:p[/db], redlock://h:p,h:p,…,\n"+
+		"postgres://[user:pass@]h:p[/db][?sslmode=…&schema=S] (or postgresql://)  (default %s);\n"+
 		"redis-sentinel://[user:pass@]h:p,h:p,…/MASTER (rediss-sentinel:// over TLS; --replicas N: N replicas ack each grant);\n"+
 		"zks://, etcds:// and rediss:// are the same over TLS, with --tls-ca, --tls-cert, --tls-key\n"+
 		"(or $BATON_TLS_CA, $BATON_TLS_CERT, $BATON_TLS_KEY). Passwords are never printed.\n"+

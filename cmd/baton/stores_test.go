@@ -8,6 +8,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/etcdtest"
+	"github.com/batonhq/baton/internal/pgtest"
 	"github.com/batonhq/baton/internal/proxy"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/internal/zktest"
@@ -26,13 +27,19 @@ type testStore struct {
 	tokens bool
 }
 
-func (st testStore) url(addrs []string) string { return st.scheme + "://" + strings.Join(addrs, ",") }
+func (st testStore) url(addrs []string) string {
+	if st.scheme == "postgres" { // a user and database of the test server's own
+		return "postgres://postgres@" + strings.Join(addrs, ",") + "/postgres?sslmode=disable"
+	}
+	return st.scheme + "://" + strings.Join(addrs, ",")
+}
 
 var testStores = []testStore{
 	{"etcd", func(t *testing.T) []string { return []string{sharedEtcd(t)} }, "etcd", true, true},
 	{"zk", func(t *testing.T) []string { return []string{zktest.Shared(t).Addr()} }, "zk", true, true},
 	{"redis", func(t *testing.T) []string { return sharedRedis(t, "redis", 1) }, "redis", false, true},
 	{"redlock", func(t *testing.T) []string { return sharedRedis(t, "redlock", 3) }, "redlock", false, false},
+	{"postgres", func(t *testing.T) []string { return []string{pgtest.Shared(t).Addr()} }, "postgres", true, true},
 }
 
 // sharedRedis returns the addresses of n Redis servers for the whole test

@@ -11,6 +11,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/etcd"
 	"github.com/batonhq/baton/internal/redact"
+	"github.com/batonhq/baton/postgres"
 	"github.com/batonhq/baton/redis"
 )
 
@@ -150,7 +151,7 @@ var ErrAuth = errors.New("store refused the credentials of")
 
 // isAuth reports whether err is an authentication failure of any kind.
 func isAuth(err error) bool {
-	return etcd.IsAuthError(err) || redis.IsAuthError(err)
+	return etcd.IsAuthError(err) || redis.IsAuthError(err) || postgres.IsAuthError(err)
 }
 
 func open(ctx context.Context, u URL, o Options) (*Store, error) {
@@ -161,6 +162,8 @@ func open(ctx context.Context, u URL, o Options) (*Store, error) {
 		return openZK(ctx, u, o)
 	case Redis, RedisTLS, Redlock, RedisSentinel, RedisSentinelTLS:
 		return openRedis(ctx, u, o)
+	case Postgres:
+		return openPostgres(ctx, u, o)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnavailable, u.Scheme)
 }

@@ -35,10 +35,11 @@ const (
 	// its sentinels and its master name.
 	RedisSentinel    = "redis-sentinel"
 	RedisSentinelTLS = "rediss-sentinel"
+	Postgres         = "postgres" // also spelled postgresql://
 )
 
 // schemes lists the kinds for messages.
-const schemes = "zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel or redlock"
+const schemes = "zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel, redlock or postgres"
 
 // defaultPort is the port assumed for a host given without one.
 var defaultPort = map[string]string{
@@ -84,6 +85,9 @@ type URL struct {
 	// (User and Password are the master's). SentinelPassword is never
 	// printed.
 	Master, SentinelUser, SentinelPassword string
+	// Database and Query are a postgres:// URL's path (the database) and
+	// query (libpq's parameters and baton's schema=), as given.
+	Database, Query string
 }
 
 // Parse parses a store URL:
@@ -115,6 +119,9 @@ func parse(raw string) (URL, error) {
 		return URL{}, errors.New("want SCHEME://HOST:PORT (" + schemes + ")")
 	}
 	u := URL{Scheme: strings.ToLower(scheme)}
+	if u.Scheme == Postgres || u.Scheme == "postgresql" {
+		return parsePostgres(raw)
+	}
 	if u.IsSentinel() {
 		var query string
 		rest, query, _ = strings.Cut(rest, "?")
@@ -380,6 +387,9 @@ func (u URL) String() string { return u.format(true) }
 func (u URL) Unredacted() string { return u.format(false) }
 
 func (u URL) format(redact bool) string {
+	if u.Scheme == Postgres {
+		return u.formatPostgres(redact)
+	}
 	var b strings.Builder
 	b.WriteString(u.Scheme)
 	b.WriteString("://")

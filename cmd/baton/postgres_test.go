@@ -1,0 +1,47 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton/internal/pgtest"
+)
+
+// TestDemoPostgres: the demo keeps every promise on PostgreSQL, with the
+// 2s sessions it uses elsewhere.
+func TestDemoPostgres(t *testing.T) {
+	t.Parallel()
+	srv := pgtest.Shared(t)
+	u := "postgresql://postgres@" + srv.Addr() + "/postgres?sslmode=disable&schema=demo"
+	out, stderr, code := run(t, env(), "demo", "--store", u, "--workers", "3", "--rounds", "4")
+	checkDemo(t, out, stderr, code, "2s")
+}
+
+// TestPostgresInit: `baton postgres init` makes the schema a user names,
+// says so, and is idempotent; a lock then works in that schema; a store
+// of another kind is a usage error.
+func TestPostgresInit(t *testing.T) {
+	t.Parallel()
+	srv := pgtest.Shared(t)
+	u := "postgres://postgres@" + srv.Addr() + "/postgres?sslmode=disable&schema=initted"
+	for range 2 {
+		out, stderr, code := run(t, env(), "postgres", "init", "--store", u)
+		if code != 0 || !strings.HasPrefix(out, "schema initted at version 1 on postgres://") {
+			t.Fatalf("postgres init: exit %d, stdout %q, stderr %q", code, out, stderr)
+		}
+	}
+	if got := srv.SQL(t, "", "SELECT max(version) FROM initted.migrations"); got != "1" {
+		t.Fatalf("initted.migrations: %q", got)
+	}
+	out, stderr, code := run(t, env("BATON_STORE="+u), "lock", "--try", "init/x", "--", "sh", "-c", "echo $BATON_TOKEN")
+	if code != 0 || strings.TrimSpace(out) == "" {
+		t.Fatalf("lock on the initted schema: exit %d, %q, %q", code, out, stderr)
+	}
+	if got := srv.SQL(t, "", "SELECT count(*) FROM initted.sessions"); got != "0" {
+		t.Fatalf("%s sessions left in initted after the lock", got)
+	}
+	_, stderr, code = run(t, env(), "postgres", "init", "--store", "etcd://127.0.0.1:1")
+	if code != 2 || !strings.Contains(stderr, "postgres://") {
+		t.Fatalf("postgres init on etcd://: exit %d, stderr %q; want 2 and a message", code, stderr)
+	}
+}
