@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,10 +158,38 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
-// do runs f with a context that also ends with the session, retrying it
-// after a deadlock, and turns its error into the session's when the
-// session has ended, or ctx's.
-func (c *conn) do(ctx context.Context, f func(ctx context.Context) error) error {
+// connLost says err is the loss of a connection (refused, reset, closed,
+// timed out, the server shutting down or restarting): the statement may or
+// may not have been applied.
+func connLost(err error) bool {
+	var (
+		pe *pgconn.PgError
+		ce *pgconn.ConnectError
+		ne net.Error
+	)
+	if errors.As(err, &pe) {
+		// Class 08 connection exception, 57P01-57P03 shutdown, crash,
+		// starting up.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || pgconn.SafeToRetry(err)
+}
+
+// Backoff between the tries of a statement whose connection was lost.
+const (
+	firstBackoff = 20 * time.Millisecond
+	maxBackoff   = 500 * time.Millisecond
+)
+
+// do runs f with a context that also ends with the session. It runs f
+// again after a deadlock, and, while the session and ctx last, after the
+// loss of a connection when idempotent (a statement applied twice does
+// what it did once) or when the statement was never sent: a store cut off
+// for less than the session's TTL costs a wait, not an error, as on
+// ZooKeeper. It turns f's error into the session's once the session has
+// ended, or ctx's.
+func (c *conn) do(ctx context.Context, idempotent bool, f func(ctx context.Context) error) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
@@ -170,10 +201,26 @@ func (c *conn) do(ctx context.Context, f func(ctx context.Context) error) error 
 	stop := context.AfterFunc(c.life, cancel)
 	defer stop()
 	var err error
-	for range 10 {
-		if err = f(qctx); err == nil || !retryable(err) {
+	backoff := firstBackoff
+	for deadlocks := 0; ; {
+		err = f(qctx)
+		if err == nil || qctx.Err() != nil {
 			break
 		}
+		if retryable(err) && deadlocks < 10 {
+			deadlocks++
+			continue
+		}
+		if !connLost(err) || !(idempotent || pgconn.SafeToRetry(err)) {
+			break
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-qctx.Done():
+			t.Stop()
+		}
+		backoff = min(2*backoff, maxBackoff)
 	}
 	if err == nil {
 		return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/batonhq/baton"
 )
 
@@ -27,6 +29,12 @@ func (c *conn) keepAlive(sent time.Time) {
 	next := sent.Add(interval)
 	timer := time.NewTimer(time.Until(next))
 	defer timer.Stop()
+	var rc *pgx.Conn // the renewals' own connection, never queued behind the session's queries
+	defer func() {
+		if rc != nil {
+			closeQuietly(rc)
+		}
+	}()
 	for {
 		select {
 		case <-c.life.Done():
@@ -38,11 +46,7 @@ func (c *conn) keepAlive(sent time.Time) {
 			return
 		}
 		t := time.Now()
-		giveUp := t.Add(interval)
-		if deadline.Before(giveUp) {
-			giveUp = deadline
-		}
-		ok, err := c.renewOnce(giveUp)
+		ok, err := c.renewOnce(&rc, deadline)
 		switch {
 		case c.life.Err() != nil:
 			return
@@ -64,12 +68,26 @@ func (c *conn) keepAlive(sent time.Time) {
 	}
 }
 
-// renewOnce renews the session once, giving up at giveUp.
-func (c *conn) renewOnce(giveUp time.Time) (bool, error) {
-	ctx, cancel := context.WithDeadline(c.life, giveUp)
+// renewOnce renews the session once on *rc, dialing it first if need be,
+// and gives up at the loss deadline: a slow reply is still a renewal
+// (counted from when it was sent), and a connection given up on is closed
+// (its state unknown), so the next renewal would have to dial again.
+func (c *conn) renewOnce(rc **pgx.Conn, deadline time.Time) (bool, error) {
+	ctx, cancel := context.WithDeadline(c.life, deadline)
 	defer cancel()
+	if *rc == nil {
+		conn, err := pgx.ConnectConfig(ctx, c.lcfg.Copy())
+		if err != nil {
+			return false, err
+		}
+		*rc = conn
+	}
 	var ok bool
-	err := c.pool.QueryRow(ctx, c.q.renew, c.id).Scan(&ok)
+	err := (*rc).QueryRow(ctx, c.q.renew, c.id).Scan(&ok)
+	if err != nil {
+		closeQuietly(*rc)
+		*rc = nil
+	}
 	return ok, err
 }
 
@@ -80,4 +98,15 @@ func (c *conn) lost() {
 	ctx, cancel := context.WithTimeout(context.Background(), min(c.ttl/3, maxRenewInterval))
 	defer cancel()
 	_, _ = c.pool.Exec(ctx, c.q.end, c.id)
+}
+
+// closeTimeout bounds closing a connection: a polite Terminate to a server
+// that may not answer (cut off, frozen).
+const closeTimeout = time.Second
+
+// closeQuietly closes c, waiting at most closeTimeout.
+func closeQuietly(c *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_ = c.Close(ctx)
 }

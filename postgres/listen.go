@@ -25,9 +25,7 @@ func (c *conn) listen(lc *pgx.Conn) {
 			}
 			c.dispatch(n.Payload)
 		}
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = lc.Close(cctx)
-		cancel()
+		closeQuietly(lc)
 		lc = nil
 		for lc == nil {
 			if c.life.Err() != nil {
@@ -54,7 +52,7 @@ func (c *conn) redial() *pgx.Conn {
 		return nil
 	}
 	if _, err := lc.Exec(ctx, "LISTEN "+pgx.Identifier{c.q.channel(c.id)}.Sanitize()); err != nil {
-		_ = lc.Close(context.Background())
+		closeQuietly(lc)
 		return nil
 	}
 	return lc

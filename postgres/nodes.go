@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -75,20 +76,16 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f back
 	}
 	attempt := attemptID()
 	var n backend.Node
-	err := c.do(ctx, func(ctx context.Context) error {
+	// A create whose reply is lost is sent again with the same attempt
+	// id, which the server recognises: exactly-once.
+	err := c.do(ctx, true, func(ctx context.Context) error {
 		var err error
-		// A create whose reply is lost is sent again with the same
-		// attempt id, which the server recognises: exactly-once.
-		for try := 0; ; try++ {
-			n, err = scanNode(c.pool.QueryRow(ctx, c.q.create, c.id, dir, kind, data,
-				f&backend.Ephemeral != 0, f&backend.Sequential != 0, attempt), nil)
-			if err == nil && c.drop.take() {
-				continue
-			}
-			if err == nil || try >= 5 || !lostReply(ctx, err) {
-				return err
-			}
+		n, err = scanNode(c.pool.QueryRow(ctx, c.q.create, c.id, dir, kind, data,
+			f&backend.Ephemeral != 0, f&backend.Sequential != 0, attempt), nil)
+		if err == nil && c.drop.take() {
+			return errDroppedReply
 		}
+		return err
 	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == codeExists {
@@ -97,22 +94,16 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f back
 	return n, err
 }
 
-// lostReply says a statement may or may not have been applied, its reply
-// lost with its connection, and ctx still allows another try.
-func lostReply(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	var pe *pgconn.PgError
-	return !errors.As(err, &pe) && !errors.Is(err, pgx.ErrNoRows)
-}
+// errDroppedReply is the lost reply of a create that DropCreateReply
+// arranged (tests): the create was applied.
+var errDroppedReply = fmt.Errorf("postgres: create reply lost: %w", io.ErrUnexpectedEOF)
 
 func (c *conn) Children(ctx context.Context, dir string) ([]backend.Node, error) {
 	if err := validPath(dir); err != nil {
 		return nil, err
 	}
 	var out []backend.Node
-	err := c.do(ctx, func(ctx context.Context) error {
+	err := c.do(ctx, true, func(ctx context.Context) error {
 		out = out[:0]
 		rows, err := c.pool.Query(ctx, c.q.children, dir)
 		if err != nil {
@@ -139,7 +130,7 @@ func (c *conn) Get(ctx context.Context, path string) ([]byte, backend.Node, erro
 		n    backend.Node
 		data []byte
 	)
-	err := c.do(ctx, func(ctx context.Context) error {
+	err := c.do(ctx, true, func(ctx context.Context) error {
 		var err error
 		n, err = scanNode(c.pool.QueryRow(ctx, c.q.get, path), &data)
 		return err
@@ -157,7 +148,7 @@ func (c *conn) Get(ctx context.Context, path string) ([]byte, backend.Node, erro
 }
 
 func (c *conn) Delete(ctx context.Context, n backend.Node) error {
-	return c.do(ctx, func(ctx context.Context) error {
+	return c.do(ctx, true, func(ctx context.Context) error {
 		_, err := c.pool.Exec(ctx, c.q.remove, c.id, n.Path, n.Token)
 		return err
 	})
@@ -174,7 +165,9 @@ func (c *conn) Commit(ctx context.Context, guard backend.Node, ops ...backend.Op
 			}
 		}
 	}
-	return c.do(ctx, func(ctx context.Context) error {
+	// Not idempotent (a sequential create, a write without IfVersion): run
+	// again only if the statement was never sent.
+	return c.do(ctx, false, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.commit(ctx, tx, guard, ops) })
 	})
 }

@@ -48,7 +48,7 @@ func Init(ctx context.Context, dsn string, opts ...Option) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer db.Close(context.WithoutCancel(ctx))
+	defer closeQuietly(db)
 	if err := migrate(ctx, db, o.schema); err != nil {
 		return 0, err
 	}
@@ -140,7 +140,7 @@ func open(ctx context.Context, dsn string, opts ...Option) (*conn, error) {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
 	fail := func(err error) (*conn, error) {
-		_ = lc.Close(context.WithoutCancel(ctx))
+		closeQuietly(lc)
 		return nil, err
 	}
 	v, err := version(ctx, lc, o.schema)
@@ -162,12 +162,12 @@ func open(ctx context.Context, dsn string, opts ...Option) (*conn, error) {
 		return fail(fmt.Errorf("postgres: open session: %w", err))
 	}
 	if _, err := lc.Exec(ctx, "LISTEN "+pgx.Identifier{q.channel(id)}.Sanitize()); err != nil {
-		_, _ = lc.Exec(context.WithoutCancel(ctx), q.end, id)
+		endQuietly(lc, q, id)
 		return fail(fmt.Errorf("postgres: listen: %w", err))
 	}
 	pool, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), cfg)
 	if err != nil {
-		_, _ = lc.Exec(context.WithoutCancel(ctx), q.end, id)
+		endQuietly(lc, q, id)
 		return fail(fmt.Errorf("postgres: %w", err))
 	}
 	c := newConn(pool, cfg.ConnConfig, lc, q, id, ttl, o)
@@ -192,4 +192,12 @@ func margin(ttl time.Duration) time.Duration { return ttl / 10 }
 func IsAuthError(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "28000")
+}
+
+// endQuietly deletes session id on lc, waiting at most closeTimeout: the
+// session of an Open that failed after making it.
+func endQuietly(lc *pgx.Conn, q *queries, id int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_, _ = lc.Exec(ctx, q.end, id)
 }

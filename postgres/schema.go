@@ -256,7 +256,8 @@ BEGIN
 		END IF;
 	END IF;
 	IF state = 'wait' THEN
-		INSERT INTO S.watches (session, wid, path, kind, token) VALUES (p_session, p_wid, p_path, p_kind, p_token);
+		INSERT INTO S.watches (session, wid, path, kind, token) VALUES (p_session, p_wid, p_path, p_kind, p_token)
+			ON CONFLICT DO NOTHING; -- a retry after a lost reply
 	END IF;
 END $$;
 `}
@@ -297,7 +298,11 @@ func migrate(ctx context.Context, db *pgx.Conn, schema string) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		_ = tx.Rollback(rctx)
+		cancel()
+	}()
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "baton migrate "+schema); err != nil {
 		return err
 	}

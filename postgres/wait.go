@@ -47,7 +47,7 @@ func (c *conn) wait(ctx context.Context, path, kind string, token, version int64
 			kidPaths  []string
 			kidTokens []int64
 		)
-		err := c.do(ctx, func(ctx context.Context) error {
+		err := c.do(ctx, true, func(ctx context.Context) error {
 			return c.pool.QueryRow(ctx, c.q.watch, c.id, wid, old, path, kind, token, version).
 				Scan(&state, &left, &kidPaths, &kidTokens)
 		})
@@ -82,7 +82,7 @@ func (c *conn) wait(ctx context.Context, path, kind string, token, version int64
 		case <-timer:
 			// The session of a node we wait on may have expired without
 			// anybody noticing: delete it (and whatever else expired).
-			if err := c.do(ctx, func(ctx context.Context) error {
+			if err := c.do(ctx, true, func(ctx context.Context) error {
 				_, err := c.pool.Exec(ctx, c.q.sweep)
 				return err
 			}); err != nil {
