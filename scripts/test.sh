@@ -271,7 +271,7 @@ GOTOOLCHAIN="go$gover" $low go vet ./...
 
 # A user who imports one backend gets that store's client and nothing of
 # the etcd server.
-for pkg in zk etcd; do
+for pkg in zk etcd postgres; do
   begin "library: a module importing only baton/$pkg"
   scratch=$(mktemp -d)
   cat >"$scratch/go.mod" <<EOF
