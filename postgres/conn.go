@@ -24,7 +24,7 @@ import (
 // conn implements backend.Conn on one row of the sessions table.
 type conn struct {
 	pool   *pgxpool.Pool
-	lcfg   *pgx.ConnConfig // the listening connection's, to dial it again
+	lcfg   *pgx.ConnConfig // the session connection's (run), to dial it again
 	q      *queries
 	id     int64
 	hexID  string
@@ -40,7 +40,8 @@ type conn struct {
 	once    sync.Once
 	errMu   sync.Mutex
 	err     error
-	bg      sync.WaitGroup // keepAlive and listen
+	bg      sync.WaitGroup // run
+	fg      sync.WaitGroup // forget's retries
 
 	waitMu sync.Mutex
 	waits  map[int64]chan struct{} // watch id → closed when it fires
@@ -119,6 +120,7 @@ func (c *conn) Close(ctx context.Context) error {
 		cancel()
 	}
 	c.bg.Wait()
+	c.fg.Wait()
 	c.pool.Close()
 	if err != nil && ctx.Err() == nil {
 		// The server expires the session a TTL after its last renewal.

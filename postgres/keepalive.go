@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batonhq/baton"
 )
@@ -12,41 +14,65 @@ import (
 // maxRenewInterval caps the time between two renewals.
 const maxRenewInterval = time.Second
 
-// keepAlive renews the session every TTL/3 (at most a second apart) and
-// ends it when the server says it is gone (ErrSessionExpired) or when no
-// renewal has been confirmed in time (ErrSessionLost).
+// run is the session's own connection: it reads the session's
+// notifications, and between them renews the session every TTL/3 (at most
+// a second apart), so that one connection per session, never queued
+// behind the session's queries, carries both. It ends the session when the
+// server says it is gone (ErrSessionExpired) or when no renewal has been
+// confirmed in time (ErrSessionLost), and dials the connection again when
+// it breaks, after which every wait looks again (notifications may have
+// been lost).
 //
 // The server sets the expiry to its clock at the renewal plus the TTL,
 // and it renews no earlier than the client sent the request; so counting
 // from the send time of the last confirmed renewal, minus a margin for
 // clock rate and scheduling, the client learns of a loss before any other
 // client can see the session expired (the etcd backend's rule).
-func (c *conn) keepAlive(sent time.Time) {
+func (c *conn) run(lc *pgx.Conn, sent time.Time) {
 	defer c.bg.Done()
+	defer func() {
+		if lc != nil {
+			closeQuietly(lc)
+		}
+	}()
 	interval := min(c.ttl/3, maxRenewInterval)
 	retry := interval / 4
 	deadline := sent.Add(c.ttl - margin(c.ttl))
 	next := sent.Add(interval)
-	timer := time.NewTimer(time.Until(next))
-	defer timer.Stop()
-	var rc *pgx.Conn // the renewals' own connection, never queued behind the session's queries
-	defer func() {
-		if rc != nil {
-			closeQuietly(rc)
-		}
-	}()
 	for {
-		select {
-		case <-c.life.Done():
+		if c.life.Err() != nil {
 			return
-		case <-timer.C:
 		}
 		if !time.Now().Before(deadline) {
 			c.lost()
 			return
 		}
+		if lc == nil {
+			if lc = c.redial(deadline); lc == nil {
+				c.sleep(min(retry, time.Until(deadline)))
+				continue
+			}
+			c.wakeAll()
+		}
+		if d := time.Until(next); d > 0 {
+			wctx, cancel := context.WithTimeout(c.life, d)
+			n, err := lc.WaitForNotification(wctx)
+			cancel()
+			switch {
+			case err == nil:
+				c.dispatch(n.Payload)
+			case c.life.Err() != nil:
+				return
+			case !lc.IsClosed() && (errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)):
+				// Time to renew.
+			default:
+				closeQuietly(lc)
+				lc = nil
+			}
+			continue
+		}
 		t := time.Now()
-		ok, err := c.renewOnce(&rc, deadline)
+		ok, err := c.renew(lc, deadline)
 		switch {
 		case c.life.Err() != nil:
 			return
@@ -59,36 +85,31 @@ func (c *conn) keepAlive(sent time.Time) {
 			c.end(baton.ErrSessionExpired)
 			return
 		default:
+			closeQuietly(lc)
+			lc = nil
 			next = time.Now().Add(retry)
-			if next.After(deadline) {
-				next = deadline
-			}
 		}
-		timer.Reset(time.Until(next))
 	}
 }
 
-// renewOnce renews the session once on *rc, dialing it first if need be,
-// and gives up at the loss deadline: a slow reply is still a renewal
-// (counted from when it was sent), and a connection given up on is closed
-// (its state unknown), so the next renewal would have to dial again.
-func (c *conn) renewOnce(rc **pgx.Conn, deadline time.Time) (bool, error) {
+// renew renews the session once on lc, giving up at the loss deadline
+// only: a slow reply is still a renewal, counted from when it was sent.
+func (c *conn) renew(lc *pgx.Conn, deadline time.Time) (bool, error) {
 	ctx, cancel := context.WithDeadline(c.life, deadline)
 	defer cancel()
-	if *rc == nil {
-		conn, err := pgx.ConnectConfig(ctx, c.lcfg.Copy())
-		if err != nil {
-			return false, err
-		}
-		*rc = conn
-	}
 	var ok bool
-	err := (*rc).QueryRow(ctx, c.q.renew, c.id).Scan(&ok)
-	if err != nil {
-		closeQuietly(*rc)
-		*rc = nil
-	}
+	err := lc.QueryRow(ctx, c.q.renew, c.id).Scan(&ok)
 	return ok, err
+}
+
+// sleep waits d or until the session ends.
+func (c *conn) sleep(d time.Duration) {
+	t := time.NewTimer(max(d, 0))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.life.Done():
+	}
 }
 
 // lost ends a session given up locally and tries once, briefly, to delete

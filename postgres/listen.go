@@ -11,42 +11,13 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// listen reads the session's notifications on its own connection, dialing
-// it again when it breaks. A notification is "<watch id> <session that
-// made the change>", or "ended" when the session was deleted. After a
-// break every wait looks again, since notifications may have been lost.
-func (c *conn) listen(lc *pgx.Conn) {
-	defer c.bg.Done()
-	for {
-		for {
-			n, err := lc.WaitForNotification(c.life)
-			if err != nil {
-				break
-			}
-			c.dispatch(n.Payload)
-		}
-		closeQuietly(lc)
-		lc = nil
-		for lc == nil {
-			if c.life.Err() != nil {
-				return
-			}
-			lc = c.redial()
-			if lc == nil {
-				select {
-				case <-c.life.Done():
-				case <-time.After(min(c.ttl/10, 100*time.Millisecond)):
-				}
-			}
-		}
-		c.wakeAll()
-	}
-}
-
-// redial connects and listens again, or returns nil.
-func (c *conn) redial() *pgx.Conn {
-	ctx, cancel := context.WithTimeout(c.life, min(c.ttl/3, maxRenewInterval))
+// redial connects and listens again, giving up at the loss deadline or
+// after a renewal interval, or returns nil.
+func (c *conn) redial(deadline time.Time) *pgx.Conn {
+	ctx, cancel := context.WithDeadline(c.life, deadline)
 	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, min(c.ttl/3, maxRenewInterval))
+	defer cancel2()
 	lc, err := pgx.ConnectConfig(ctx, c.lcfg.Copy())
 	if err != nil {
 		return nil
@@ -58,6 +29,8 @@ func (c *conn) redial() *pgx.Conn {
 	return lc
 }
 
+// dispatch handles one notification: "<watch id> <session that made the
+// change>", or "ended" when the session was deleted.
 func (c *conn) dispatch(payload string) {
 	if payload == "ended" {
 		c.end(baton.ErrSessionExpired) // after Close, ErrClosed came first

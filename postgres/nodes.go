@@ -91,7 +91,36 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f back
 	if errors.As(err, &pe) && pe.Code == codeExists {
 		return backend.Node{}, fmt.Errorf("%w: %s", baton.ErrExists, backend.Join(dir, kind))
 	}
+	if err != nil && !errors.As(err, &pe) {
+		// Given up (ctx, the session's end) with the create possibly
+		// applied or on its way: undo it, so that nothing is left behind.
+		c.forget(ctx, attempt)
+	}
 	return n, err
+}
+
+// forget undoes a create given up on (the schema's forget), trying for up
+// to closeTimeout, then in the background while the session lasts.
+func (c *conn) forget(ctx context.Context, attempt string) {
+	once := func(ctx context.Context) bool {
+		fctx, cancel := context.WithTimeout(ctx, closeTimeout)
+		defer cancel()
+		_, err := c.pool.Exec(fctx, c.q.forget, c.id, attempt)
+		return err == nil
+	}
+	if c.Err() != nil || once(context.WithoutCancel(ctx)) {
+		return // a session that ended took its nodes with it
+	}
+	c.fg.Add(1)
+	go func() {
+		defer c.fg.Done()
+		for backoff := firstBackoff; c.life.Err() == nil; backoff = min(2*backoff, maxBackoff) {
+			if once(c.life) {
+				return
+			}
+			c.sleep(backoff)
+		}
+	}()
 }
 
 // errDroppedReply is the lost reply of a create that DropCreateReply

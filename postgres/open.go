@@ -17,7 +17,7 @@ import (
 )
 
 // poolConns bounds a session's connections for queries; one more carries
-// its notifications.
+// its notifications and renewals.
 const poolConns = 3
 
 // Open connects to the database at dsn (a postgres:// or postgresql://
@@ -172,9 +172,8 @@ func open(ctx context.Context, dsn string, opts ...Option) (*conn, error) {
 	}
 	c := newConn(pool, cfg.ConnConfig, lc, q, id, ttl, o)
 	c.expiry.set(sent.Add(ttl - margin(ttl)))
-	c.bg.Add(2)
-	go c.keepAlive(sent)
-	go c.listen(lc)
+	c.bg.Add(1)
+	go c.run(lc, sent)
 	return c, nil
 }
 

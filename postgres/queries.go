@@ -6,9 +6,9 @@ import "strconv"
 type queries struct {
 	schema, prefix string
 
-	open, renew, end, sweep, create, remove, watch, unwatch string
-	get, children                                           string
-	guard, set, del, exists                                 string
+	open, renew, end, sweep, create, remove, forget, watch, unwatch string
+	get, children                                                   string
+	guard, set, del, exists                                         string
 }
 
 // nodeCols are the columns a Node is scanned from (scanNode).
@@ -24,6 +24,7 @@ func newQueries(s string) *queries {
 		sweep:  "SELECT " + s + ".sweep()",
 		create: "SELECT " + nodeCols + " FROM " + s + ".create($1, $2, $3, $4, $5, $6, $7)",
 		remove: "SELECT " + s + ".remove($1, $2, $3)",
+		forget: "SELECT " + s + ".forget($1, $2)",
 		watch: "SELECT state, left_ms, kid_paths, kid_tokens FROM " + s +
 			".watch($1, $2, $3, $4, $5, $6, $7)",
 		unwatch:  "DELETE FROM " + s + ".watches WHERE session = $1 AND wid = $2",

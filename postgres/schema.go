@@ -95,6 +95,15 @@ CREATE TABLE S.watches (
 );
 CREATE INDEX watches_path ON S.watches (path);
 
+-- The attempts of creates the client gave up on (cancelled in flight):
+-- a create of one of them that reaches the server afterwards does
+-- nothing (see forget).
+CREATE TABLE S.forgotten (
+	attempt text PRIMARY KEY,
+	session bigint NOT NULL REFERENCES S.sessions (id) ON DELETE CASCADE
+);
+CREATE INDEX forgotten_session ON S.forgotten (session);
+
 CREATE FUNCTION S.lockkey(p text) RETURNS bigint LANGUAGE sql IMMUTABLE
 AS $$ SELECT hashtextextended('S.' || p, 0) $$;
 
@@ -131,15 +140,18 @@ CREATE TRIGGER nodes_changed AFTER INSERT OR UPDATE OR DELETE ON S.nodes
 	FOR EACH ROW EXECUTE FUNCTION S.nodes_changed();
 
 -- A session deleted (closed, expired): its client is told at once, and
--- its watches go with it.
+-- its watches go with it. BEFORE the delete, so that the client hears of
+-- it ahead of the deletes of its nodes (the foreign key's cascade, an
+-- AFTER trigger): a waiter of that session returns the session's end,
+-- not the loss of its node.
 CREATE FUNCTION S.session_ended() RETURNS trigger LANGUAGE plpgsql
 AS $$
 BEGIN
 	DELETE FROM S.watches WHERE session = OLD.id;
 	PERFORM pg_notify('CHAN_' || OLD.id, 'ended');
-	RETURN NULL;
+	RETURN OLD;
 END $$;
-CREATE TRIGGER session_ended AFTER DELETE ON S.sessions
+CREATE TRIGGER session_ended BEFORE DELETE ON S.sessions
 	FOR EACH ROW EXECUTE FUNCTION S.session_ended();
 
 -- sweep deletes the sessions past their expiry on the server's clock,
@@ -179,6 +191,11 @@ AS $$
 DECLARE n S.nodes; t bigint; nm text;
 BEGIN
 	PERFORM set_config('baton.by', p_session::text, true);
+	-- One attempt at a time with its forget (see forget).
+	PERFORM pg_advisory_xact_lock(hashtextextended('S.attempt ' || p_attempt, 0));
+	IF EXISTS (SELECT 1 FROM S.forgotten WHERE attempt = p_attempt) THEN
+		RAISE EXCEPTION 'baton: create % given up', p_attempt USING ERRCODE = 'BA003';
+	END IF;
 	SELECT * INTO n FROM S.nodes WHERE attempt = p_attempt;
 	IF FOUND THEN
 		RETURN NEXT n;
@@ -207,6 +224,21 @@ BEGIN
 		RAISE EXCEPTION 'baton: % exists', nm USING ERRCODE = 'BA002';
 	END IF;
 	RETURN NEXT n;
+END $$;
+
+-- forget undoes a create the client gave up on, whether it was applied,
+-- is under way, or is yet to reach the server: under the attempt's lock,
+-- it marks the attempt forgotten (a create arriving later does nothing)
+-- and deletes the node if the create was applied.
+CREATE FUNCTION S.forget(p_session bigint, p_attempt text) RETURNS void LANGUAGE plpgsql
+AS $$
+BEGIN
+	PERFORM set_config('baton.by', p_session::text, true);
+	PERFORM pg_advisory_xact_lock(hashtextextended('S.attempt ' || p_attempt, 0));
+	INSERT INTO S.forgotten (attempt, session)
+		SELECT p_attempt, p_session WHERE EXISTS (SELECT 1 FROM S.sessions WHERE id = p_session)
+		ON CONFLICT DO NOTHING;
+	DELETE FROM S.nodes WHERE attempt = p_attempt;
 END $$;
 
 -- remove deletes that incarnation of a node (any, with token 0).

@@ -1,0 +1,60 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/internal/await"
+	"github.com/batonhq/baton/internal/pgtest"
+)
+
+// A create given up on while the server is still working on it (its ctx
+// ends while it waits for the directory's lock) is undone: once the
+// server applies it, the node is deleted, and nothing is left behind, as
+// a cancelled wait promises.
+func TestCreateGivenUpLeavesNothing(t *testing.T) {
+	t.Parallel()
+	srv := pgtest.Shared(t)
+	schema := newSchema()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable&schema=%s", srv.Addr(), schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	c := s.Conn()
+	const dir = "/given-up"
+	// Hold the lock that creates in dir take, so the create waits there.
+	db := admin(t, srv)
+	if _, err := db.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1), 1)", schema+"."+dir); err != nil {
+		t.Fatal(err)
+	}
+	cctx, ccancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = c.Create(cctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
+	ccancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Create: %v, want DeadlineExceeded", err)
+	}
+	if _, err := db.Exec(ctx, "SELECT pg_advisory_unlock(hashtext($1), 1)", schema+"."+dir); err != nil {
+		t.Fatal(err)
+	}
+	// The create's backend, which waited for the lock, goes on now.
+	await.Until(t, 10*time.Second, "no create waiting for the lock", func() bool {
+		var waiting int64
+		err := db.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting)
+		return err == nil && waiting == 0
+	})
+	await.Until(t, 10*time.Second, "no node left", func() bool {
+		kids, err := c.Children(ctx, dir)
+		return err == nil && len(kids) == 0
+	})
+	time.Sleep(500 * time.Millisecond) // the width of a late create's arrival
+	if kids, err := c.Children(ctx, dir); err != nil || len(kids) != 0 {
+		t.Fatalf("after the given-up create: %v, %v", kids, err)
+	}
+}
