@@ -7,6 +7,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/store"
 	"github.com/batonhq/baton/memory"
+	"github.com/batonhq/baton/postgres"
 )
 
 // StoreLabel names the store at u in results: its scheme, with the number
@@ -57,6 +58,12 @@ func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
 		// No probe: the master moves. With --replicas, the floor waits
 		// for as many replicas as baton does.
 		floorT.Factory = RedisFloor{Sentinel: u.Unredacted(), Wait: o.Replicas}
+	case store.Postgres:
+		dsn, _, err := postgres.SplitSchema(u.Unredacted())
+		if err != nil {
+			return batonT, floorT, err
+		}
+		floorT.Factory = PostgresFloor{DSN: dsn}
 	default:
 		return batonT, floorT, fmt.Errorf("bench: store %s not supported", u.Scheme)
 	}
