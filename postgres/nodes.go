@@ -297,3 +297,29 @@ func validPath(p string) error {
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 
 func isNotFound(err error) bool { return errors.Is(err, baton.ErrNotFound) }
+
+// Dirs lists the directories holding nodes whose paths start with prefix,
+// sorted, at most limit (more says some were left out): what `baton ui`
+// lists as the recipe names under a prefix, as it lists etcd's keys.
+func (c *conn) Dirs(ctx context.Context, prefix string, limit int) (dirs []string, more bool, err error) {
+	err = c.do(ctx, true, func(ctx context.Context) error {
+		dirs = dirs[:0]
+		rows, err := c.pool.Query(ctx, "SELECT DISTINCT dir COLLATE \"C\" AS d FROM "+c.q.schema+".nodes WHERE left(dir, length($1)) = $1 AND dir <> '' ORDER BY d LIMIT $2", prefix, limit+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var d string
+			if err := rows.Scan(&d); err != nil {
+				return err
+			}
+			dirs = append(dirs, d)
+		}
+		return rows.Err()
+	})
+	if len(dirs) > limit {
+		dirs, more = dirs[:limit], true
+	}
+	return dirs, more, err
+}

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/pgtest"
 )
 
@@ -44,4 +49,38 @@ func TestPostgresInit(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "postgres://") {
 		t.Fatalf("postgres init on etcd://: exit %d, stderr %q; want 2 and a message", code, stderr)
 	}
+}
+
+// TestUIPostgres: `baton ui` on postgres:// lists the names under its
+// prefix (the directories of baton's rows, as etcd's keys) with their
+// holders, and a new name appears without a reload of the page's state
+// being asked for by hand.
+func TestUIPostgres(t *testing.T) {
+	t.Parallel()
+	e := env("BATON_STORE=postgres://postgres@" + pgtest.Shared(t).Addr() + "/postgres?sslmode=disable")
+	holder := startHeld(t, e, "lock", "uipg/a")
+	base := startUI(t, e, "--prefix", "uipg/")
+	state := func() string {
+		resp, err := http.Get(base + "api/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	const want = `"name":"uipg/a","recipes":["mutex"],"holders":1`
+	await.Until(t, 10*time.Second, "uipg/a held on the page", func() bool {
+		s := state()
+		return strings.Contains(s, want) && strings.Contains(s, fmt.Sprintf(`"pid":%d`, pid(holder)))
+	})
+	other := startHeld(t, e, "lock", "uipg/b")
+	await.Until(t, 10*time.Second, "uipg/b on the page", func() bool {
+		return strings.Contains(state(), `"name":"uipg/b"`)
+	})
+	other.signal(2)
+	holder.signal(2)
 }

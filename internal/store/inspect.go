@@ -67,6 +67,7 @@ type Listing struct {
 	limit  int
 	rev    int64          // etcd: the revision the names were listed at
 	kids   []backend.Node // ZooKeeper: the prefix's children
+	flat   bool           // listed by a dirLister (postgres): no children to watch
 }
 
 // How an Inspector learns of changes (Inspector.Live).

@@ -120,6 +120,12 @@ func (in *sessionInspector) etcdClient() (*clientv3.Client, error) {
 	return cli, nil
 }
 
+// dirLister is a Conn that lists the directories under a prefix itself,
+// its keys not being a tree of nodes (postgres).
+type dirLister interface {
+	Dirs(ctx context.Context, prefix string, limit int) (dirs []string, more bool, err error)
+}
+
 func (in *sessionInspector) List(ctx context.Context, prefix string, limit int) (*Listing, error) {
 	l := &Listing{prefix: prefix, limit: limit}
 	if in.u.Layout() == layout.StoreEtcd {
@@ -142,6 +148,20 @@ func (in *sessionInspector) List(ctx context.Context, prefix string, limit int) 
 	}
 	if _, err := in.Connect(ctx); err != nil {
 		return nil, err
+	}
+	if dl, ok := in.store().Session.Conn().(dirLister); ok {
+		dirs, more, err := dl.Dirs(ctx, prefix, limit)
+		if err != nil {
+			return nil, err
+		}
+		l.More, l.flat = more, true
+		set := map[string]bool{}
+		for _, d := range dirs {
+			set[etcdName(d+"/x")] = true
+		}
+		delete(set, "")
+		l.Names = sortedKeys(set)
+		return l, nil
 	}
 	kids, err := in.store().Session.Conn().Children(ctx, prefix)
 	if err != nil {
@@ -217,6 +237,18 @@ func (in *sessionInspector) Wait(ctx context.Context, l *Listing, names []NameRe
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		if l.flat {
+			// No directory to watch: the names under the prefix are
+			// listed again a second later.
+			t := time.NewTimer(time.Second)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			changed <- nil
+			return
+		}
 		changed <- c.WaitChildren(ctx, l.prefix, l.kids)
 	}()
 	for _, n := range names {
