@@ -66,6 +66,10 @@ type Counters struct {
 	// only when HasWatches.
 	Watches    int64
 	HasWatches bool
+	// ServerTime is the time the servers spent running statements; valid
+	// only when HasServerTime (PostgreSQL's pg_stat_statements).
+	ServerTime    time.Duration
+	HasServerTime bool
 }
 
 // Probe reads a store's counters (ZooKeeper mntr, etcd /metrics, Redis

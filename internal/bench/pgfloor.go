@@ -2,68 +2,59 @@ package bench
 
 import (
 	"context"
-	"sync"
+	"crypto/md5"
+	"encoding/binary"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// PostgresFloor cycles pg_advisory_lock + pg_advisory_unlock on the lock
-// name's hash (hashtextextended), each holder on a connection of its own:
-// the lock PostgreSQL hands off inside the server, which no lease-based
-// lock can beat.
+// PostgresFloor cycles a session advisory lock with pgx, one connection
+// per client: `SELECT pg_advisory_lock(key)` and `SELECT
+// pg_advisory_unlock(key)`, two round trips. Contended, the waiters block
+// inside the server and a release hands the lock over in the server's lock
+// manager, without a round trip to any client: the least a lock between
+// PostgreSQL clients costs, with no lease, no fencing token and no loss
+// signal.
 type PostgresFloor struct {
 	DSN string // for pgx, without baton's schema= parameter
 }
 
-// Open returns a client whose holders dial their connections on first
-// use.
-func (f PostgresFloor) Open(context.Context) (Client, error) {
-	return &pgFloorClient{dsn: f.DSN}, nil
-}
-
-type pgFloorClient struct {
-	dsn   string
-	mu    sync.Mutex
-	conns []*pgx.Conn
-}
-
-func (c *pgFloorClient) Locker(name string) Locker { return &pgFloorLocker{c: c, name: name} }
-
-func (c *pgFloorClient) Close(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var err error
-	for _, db := range c.conns {
-		if cerr := db.Close(ctx); err == nil {
-			err = cerr
-		}
+// Open connects one session.
+func (f PostgresFloor) Open(ctx context.Context) (Client, error) {
+	c, err := pgx.Connect(ctx, f.DSN)
+	if err != nil {
+		return nil, err
 	}
-	c.conns = nil
-	return err
+	return &pgFloorClient{c: c}, nil
 }
+
+type pgFloorClient struct{ c *pgx.Conn }
+
+func (c *pgFloorClient) Locker(name string) Locker {
+	return &pgFloorLocker{c: c.c, key: advisoryKey(name)}
+}
+
+func (c *pgFloorClient) Close(ctx context.Context) error { return c.c.Close(ctx) }
 
 type pgFloorLocker struct {
-	c    *pgFloorClient
-	name string
-	db   *pgx.Conn
+	c   *pgx.Conn
+	key int64
 }
 
 func (l *pgFloorLocker) Lock(ctx context.Context) error {
-	if l.db == nil {
-		db, err := pgx.Connect(ctx, l.c.dsn)
-		if err != nil {
-			return err
-		}
-		l.c.mu.Lock()
-		l.c.conns = append(l.c.conns, db)
-		l.c.mu.Unlock()
-		l.db = db
-	}
-	_, err := l.db.Exec(ctx, "SELECT pg_advisory_lock(hashtextextended($1, 0))", l.name)
+	_, err := l.c.Exec(ctx, "SELECT pg_advisory_lock($1)", l.key)
 	return err
 }
 
 func (l *pgFloorLocker) Unlock(ctx context.Context) error {
-	_, err := l.db.Exec(ctx, "SELECT pg_advisory_unlock(hashtextextended($1, 0))", l.name)
+	_, err := l.c.Exec(ctx, "SELECT pg_advisory_unlock($1)", l.key)
 	return err
+}
+
+// advisoryKey is the floor's advisory lock key for a lock name: the first
+// 64 bits of the MD5 of the name without its leading slash, big-endian.
+func advisoryKey(name string) int64 {
+	sum := md5.Sum([]byte(strings.TrimPrefix(name, "/")))
+	return int64(binary.BigEndian.Uint64(sum[:8]))
 }

@@ -51,6 +51,9 @@ type Result struct {
 	// ServerRoundTripsPerAcq: on Redis, the requests clients sent per
 	// acquisition (a script counting once), from the servers' reads.
 	ServerRoundTripsPerAcq *float64 `json:"server_round_trips_per_acq,omitempty"`
+	// ServerUsPerAcq: on PostgreSQL, the time the server spent running
+	// statements per acquisition, in µs (pg_stat_statements).
+	ServerUsPerAcq *float64 `json:"server_us_per_acq,omitempty"`
 	// RSSMB: the process's resident set with all waiters queued (footprint).
 	RSSMB *float64 `json:"rss_mb"`
 	// HeapMB: the Go heap in use at the same moment (footprint).
