@@ -142,7 +142,7 @@ func requestsPerAcq(r *Result, before, after Counters, ok bool, acq int) {
 			r.ServerRoundTripsPerAcq = f64(float64(after.RoundTrips-before.RoundTrips) / float64(acq))
 		}
 		if after.HasServerTime {
-			r.ServerUsPerAcq = f64(float64((after.ServerTime-before.ServerTime).Nanoseconds()) / 1000 / float64(acq))
+			r.ServerUsPerAcq = f64(float64((after.ServerTime - before.ServerTime).Nanoseconds()) / 1000 / float64(acq))
 		}
 	}
 }
