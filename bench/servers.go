@@ -28,6 +28,11 @@ type server struct {
 // startProc starts a server process in its own process group, logging to
 // dir/name.log, and returns a stop function that ends that group.
 func startProc(dir, name string, argv ...string) (func(), error) {
+	return startProcAs(dir, name, nil, argv...)
+}
+
+// startProcAs is startProc run with cred's user and group (nil: ours).
+func startProcAs(dir, name string, cred *syscall.Credential, argv ...string) (func(), error) {
 	logf, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
@@ -35,7 +40,7 @@ func startProc(dir, name string, argv ...string) (func(), error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # curl and iproute2 (ip): the docs' shell blocks (cmd/baton TestDocs).
-pkgs=(zookeeper redis-server redis-sentinel etcd-client etcd-server postgresql libcurator-recipes-java python3-kazoo libzookeeper-java libnetty-java prometheus chromium curl iproute2)
+pkgs=(zookeeper redis-server redis-sentinel etcd-client etcd-server postgresql pgbouncer libcurator-recipes-java python3-kazoo libzookeeper-java libnetty-java prometheus chromium curl iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
