@@ -2,14 +2,14 @@ package bench
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/binary"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton/postgres"
 )
 
-// PostgresFloor cycles a session advisory lock with pgx, one connection
+// PostgresFloor cycles a session advisory lock (postgres.AdvisoryKey of
+// the name) with pgx, one connection
 // per client: `SELECT pg_advisory_lock(key)` and `SELECT
 // pg_advisory_unlock(key)`, two round trips. Contended, the waiters block
 // inside the server and a release hands the lock over in the server's lock
@@ -32,7 +32,7 @@ func (f PostgresFloor) Open(ctx context.Context) (Client, error) {
 type pgFloorClient struct{ c *pgx.Conn }
 
 func (c *pgFloorClient) Locker(name string) Locker {
-	return &pgFloorLocker{c: c.c, key: advisoryKey(name)}
+	return &pgFloorLocker{c: c.c, key: postgres.AdvisoryKey(name)}
 }
 
 func (c *pgFloorClient) Close(ctx context.Context) error { return c.c.Close(ctx) }
@@ -50,11 +50,4 @@ func (l *pgFloorLocker) Lock(ctx context.Context) error {
 func (l *pgFloorLocker) Unlock(ctx context.Context) error {
 	_, err := l.c.Exec(ctx, "SELECT pg_advisory_unlock($1)", l.key)
 	return err
-}
-
-// advisoryKey is the floor's advisory lock key for a lock name: the first
-// 64 bits of the MD5 of the name without its leading slash, big-endian.
-func advisoryKey(name string) int64 {
-	sum := md5.Sum([]byte(strings.TrimPrefix(name, "/")))
-	return int64(binary.BigEndian.Uint64(sum[:8]))
 }
