@@ -121,6 +121,8 @@ func (l *pglockLocker) Lock(ctx context.Context) error {
 // a new version and upsert the row where it is free or still at the
 // version seen.
 func (l *pglockLocker) tryAcquire(ctx context.Context, seen int64) error {
+	ctx, cancel := statementCtx(ctx)
+	defer cancel()
 	l.c.mu.Lock()
 	defer l.c.mu.Unlock()
 	tx, err := l.c.c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
@@ -151,6 +153,8 @@ func (l *pglockLocker) tryAcquire(ctx context.Context, seen int64) error {
 
 // current reads the lock's version (pglock's Get after a failed acquire).
 func (l *pglockLocker) current(ctx context.Context) (int64, error) {
+	ctx, cancel := statementCtx(ctx)
+	defer cancel()
 	l.c.mu.Lock()
 	defer l.c.mu.Unlock()
 	var rvn *int64
@@ -192,6 +196,14 @@ func (l *pglockLocker) Unlock(ctx context.Context) error {
 	defer l.c.mu.Unlock()
 	_, err := l.c.c.Exec(ctx, "DELETE FROM "+pglockTable+" WHERE name = $1 AND record_version_number = $2", l.name, l.rvn)
 	return err
+}
+
+// statementCtx bounds one statement without the caller's cancel: pgx
+// closes a connection whose query a cancel interrupts (database/sql, which
+// pglock uses, would drop it from its pool and dial another), and the end
+// of a timed run cancels the waits.
+func statementCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 }
 
 // isSerialization reports a serialization failure, which pglock retries.

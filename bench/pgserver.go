@@ -19,14 +19,14 @@ import (
 
 // startPostgres makes a cluster with Debian's initdb in base/postgres and
 // runs its postgres server on a free loopback port, as the postgres user
-// when this runs as root (the server refuses root), with fsync off and
-// pg_stat_statements loaded for the probe.
-func startPostgres(base string) (*server, error) {
+// when this runs as root (the server refuses root), with pg_stat_statements
+// loaded for the probe; with fsync (PostgreSQL's default) or without.
+func startPostgres(base string, fsync bool) (*server, error) {
 	bin, err := pgBinDir()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(base, "postgres")
+	dir := filepath.Join(base, fmt.Sprintf("postgres-fsync-%v", fsync))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -59,8 +59,8 @@ func startPostgres(base string) (*server, error) {
 		return nil, err
 	}
 	stop, err := startProcAs(dir, "postgres", cred, filepath.Join(bin, "postgres"), "-D", data, "-p", fmt.Sprint(port),
-		"-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=300", "-c", "shared_preload_libraries=pg_stat_statements")
+		"-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", fmt.Sprintf("fsync=%v", fsync), "-c", fmt.Sprintf("full_page_writes=%v", fsync),
+		"-c", "max_connections=500", "-c", "shared_preload_libraries=pg_stat_statements")
 	if err != nil {
 		return nil, err
 	}

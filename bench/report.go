@@ -213,6 +213,7 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	w("\n")
 	writeRedisTargets(&b, rs)
 	writeSentinelRows(&b, rs)
+	writePgTargets(&b, rs)
 	if b, err := os.ReadFile(analysisFile); err == nil {
 		w("\n%s\n", strings.TrimSpace(string(b)))
 	}
@@ -250,7 +251,8 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	w("- Servers, all on loopback, fresh for the run: ZooKeeper %s from Debian's jars (standalone, `tickTime=2000`, default `forceSync`), ", "3.8")
 	w("etcd in-process (`etcd/embedded`, v3.7 server, default raft timings) as `etcd`, the same with fsync off and a 10 ms raft tick (`embedded.Config.Fast`) as `etcd-nofsync`, Debian's `/usr/bin/etcd` 3.4 as `etcd34`, ")
 	w("three `baton serve` member processes on loopback (a cluster: default raft timings, fsync on, clients spread over the three) as `serve3`, ")
-	w("redis-server 7.0 (no persistence) ×1 as `redis` and ×5 as `redlock5`. ")
+	w("redis-server 7.0 (no persistence) ×1 as `redis` and ×5 as `redlock5`, ")
+	w("PostgreSQL 15 from Debian's package (`initdb`, then `postgres` as the postgres user, `pg_stat_statements` preloaded) with its default durability (fsync, synchronous commit) as `postgres` and with fsync off as `postgres-nofsync`. ")
 	w("On the etcd stores the 8-contender rounds also run `etcd-gateway`: etcd's server-side lock (v3lock) over its HTTP/JSON gateway, one lease per client, as a program in any language takes it (docs/any-language.md).\n")
 	w("- Timed runs: %s at 8 contenders, %s otherwise (uncontended, floors, the other contender counts); contenders %v. ", p.duration, p.sweepDur, p.sweep)
 	w("The figures the targets compare — floor and uncontended, and 8 contenders — ran in %d interleaved rounds (floor, baton, peer, floor, …) and the median round is reported (by cycle p50, by acquisitions/s). ", p.repeats)
@@ -289,7 +291,8 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	w("baton bench --store zk://127.0.0.1:2181 --workload floor,uncontended,contended --clients 8 --duration 3s\n")
 	w("baton bench --store etcd://127.0.0.1:2379 --workload herd --waiters 1000 --json\n")
 	w("baton bench --store redlock://h1:6379,h2:6379,h3:6379,h4:6379,h5:6379 --workload floor,uncontended\n")
-	w("baton bench --store redis-sentinel://s1:26379,s2:26379,s3:26379/mymaster --replicas 2 --workload floor,uncontended,contended\n```\n")
+	w("baton bench --store redis-sentinel://s1:26379,s2:26379,s3:26379/mymaster --replicas 2 --workload floor,uncontended,contended\n")
+	w("bench/run.sh -stores postgres,postgres-nofsync -keep   # the PostgreSQL stores alone, the others' saved results kept\n```\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 

@@ -25,9 +25,13 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 	if err := rg.start(ctx, p, base); err != nil {
 		return nil, err
 	}
-	batonT, floorT, err := bench.Targets(rg.url, store.Options{DialTimeout: 10 * time.Second, TTL: 10 * time.Second})
-	if err != nil {
-		return nil, err
+	batonT, floorT := rg.baton, rg.floor
+	if batonT.Factory == nil {
+		var err error
+		batonT, floorT, err = bench.Targets(rg.url, store.Options{DialTimeout: 10 * time.Second, TTL: 10 * time.Second})
+		if err != nil {
+			return nil, err
+		}
 	}
 	batonT.Store, floorT.Store, rg.peer.Store = st, st, st
 	if rg.probe != nil {
@@ -43,8 +47,12 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 	r.rounds(append(append([]bench.Target{floorT}, rg.cycleFloors...), impls...), uncontendedCfg(p), cycleP50, "cycle p50 µs")
 	r.sweep(append(append(rg.handOffFloors, impls...), rg.handOffPeers...), impls)
 	if rg.herd {
+		herders := impls
+		if rg.herdBatonOnly {
+			herders = impls[:1]
+		}
 		for _, w := range p.herd {
-			r.each(impls, bench.Config{Workload: "herd", Clients: w})
+			r.each(herders, bench.Config{Workload: "herd", Clients: w})
 		}
 	}
 	for _, t := range impls {
@@ -71,6 +79,10 @@ type rig struct {
 	// handOffPeers after them.
 	cycleFloors, handOffFloors, handOffPeers []bench.Target
 	herd                                     bool  // run the herd workload
+	herdBatonOnly                            bool  // not on the peer (its waiters sleep a lease)
+	// baton and floor, when set, are the targets instead of those
+	// bench.Targets makes of the URL.
+	baton, floor bench.Target
 	manyLocks                                []int // the many workload's lock counts
 	footprint                                bool  // measure the footprint of 1,000 waiters
 	// extraImpls run as baton and the peer do (baton with other options);
@@ -101,6 +113,10 @@ func (r *rig) start(ctx context.Context, p plan, base string) error {
 		err = r.startRedis(base, 5)
 	case "sentinel":
 		err = r.startSentinel(base)
+	case "postgres":
+		err = r.startPostgres(base, true)
+	case "postgres-nofsync":
+		err = r.startPostgres(base, false)
 	default:
 		return fmt.Errorf("unknown store %q", r.st)
 	}
