@@ -106,13 +106,20 @@ type worker struct {
 // startWorker starts a worker holding name on tg and waits until it holds.
 func startWorker(t *testing.T, tg target, name string, res *Resource, env ...string) *worker {
 	t.Helper()
-	w := spawn(t, tg, name, true, append(env, workerEnv+"=1", "BATON_RW_RESOURCE="+res.URL())...)
-	w.who = "worker-" + strconv.Itoa(w.cmd.Process.Pid)
+	w := launchWorker(t, tg, name, res, env...)
 	line := w.next(t, 30*time.Second)
 	if !strings.HasPrefix(line, "LOCKED ") {
 		t.Fatalf("worker: %q", line)
 	}
 	w.token, _ = strconv.ParseInt(strings.TrimPrefix(line, "LOCKED "), 10, 64)
+	return w
+}
+
+// launchWorker starts a worker that locks name on tg, without waiting.
+func launchWorker(t *testing.T, tg target, name string, res *Resource, env ...string) *worker {
+	t.Helper()
+	w := spawn(t, tg, name, true, append(env, workerEnv+"=1", "BATON_RW_RESOURCE="+res.URL())...)
+	w.who = "worker-" + strconv.Itoa(w.cmd.Process.Pid)
 	return w
 }
 
