@@ -16,7 +16,7 @@ mkdir -p docs
 
 echo "== lost create replies (1,000 per store)"
 BATON_FAULT_DROPS=1000 go test -count=1 -v -timeout 20m \
-  -run 'TestConformance/Mutex/CreateReplyLostMany' ./zk/ ./etcd/ ./memory/ | tee "$tmp/drops.log" | grep -E 'lost create|^(ok|FAIL|---)'
+  -run 'TestConformance/Mutex/CreateReplyLostMany' ./zk/ ./etcd/ ./memory/ ./postgres/ | tee "$tmp/drops.log" | grep -E 'lost create|^(ok|FAIL|---)'
 
 echo "== fault suite (full)"
 status=0
@@ -166,6 +166,11 @@ grep -E '^(---|ok|FAIL)|loaded [a-z-]+ [a-z]+: runs|_test.go' "$tmp/loaded.log" 
   echo "- **connection loss right after create**: the create reaches the server"
   echo "  and its reply is lost; the client must find its node again by its"
   echo "  unique id (ZooKeeper protected mode) or its create-if-absent key (etcd)."
+  echo "- **postgres**: the process scenarios above on a PostgreSQL server (TTL 2 s),"
+  echo "  the server restarted with \`pg_ctl restart -m immediate\` while a lock is"
+  echo "  held and waited for (every other run down past the TTL first), and a"
+  echo "  waiter process stopped, handed the lock and killed; lost create replies"
+  echo "  are found again by the create's attempt id (docs/postgres.md)."
   echo "- **redis**: instances of a 5-node Redlock killed and restarted empty (2 of 5 down, then 3 restarted empty)"
   echo "  while 8 contenders lock."
   echo "- **soak**: 8 contenders for each of Mutex, RWMutex, Semaphore, Election"
@@ -176,7 +181,7 @@ grep -E '^(---|ok|FAIL)|loaded [a-z-]+ [a-z]+: runs|_test.go' "$tmp/loaded.log" 
   echo "## Machine"
   echo
   echo "- $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB memory; $(go version)"
-  echo "- ZooKeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null), redis-server $(dpkg-query -W -f='${Version}' redis-server 2>/dev/null), embedded etcd $(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
+  echo "- ZooKeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null), redis-server $(dpkg-query -W -f='${Version}' redis-server 2>/dev/null), PostgreSQL $(dpkg-query -W -f='${Version}' postgresql 2>/dev/null), embedded etcd $(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
   echo "- run on $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out"
 echo "wrote $out"
