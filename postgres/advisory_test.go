@@ -14,7 +14,7 @@ import (
 
 // AdvisoryKey is what the documented SQL computes, for every spelling.
 func TestAdvisoryKeyMatchesSQL(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgtest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := connectURL(t, ctx, srv.URL(""), "")
@@ -37,7 +37,7 @@ func TestAdvisoryKeyMatchesSQL(t *testing.T) {
 // start; a lock on another name's key, and one on a pair of 32-bit keys
 // equal to this key's halves, are not.
 func TestAdvisoryHolders(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgtest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	url := srv.URL("")

@@ -15,7 +15,7 @@ import (
 // session mode, and refuses PgBouncer in transaction and statement modes,
 // where a LISTEN does not outlive its transaction.
 func TestCheckSession(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgtest.Shared(t)
 	for _, tc := range []struct {
 		via  string
 		url  string
