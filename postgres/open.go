@@ -139,9 +139,18 @@ func open(ctx context.Context, dsn string, opts ...Option) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
+	pool, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		closeQuietly(lc)
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
 	fail := func(err error) (*conn, error) {
+		pool.Close()
 		closeQuietly(lc)
 		return nil, err
+	}
+	if err := checkPooling(ctx, lc, pool); err != nil {
+		return fail(err)
 	}
 	v, err := version(ctx, lc, o.schema)
 	if err != nil {
@@ -164,11 +173,6 @@ func open(ctx context.Context, dsn string, opts ...Option) (*conn, error) {
 	if _, err := lc.Exec(ctx, "LISTEN "+pgx.Identifier{q.channel(id)}.Sanitize()); err != nil {
 		endQuietly(lc, q, id)
 		return fail(fmt.Errorf("postgres: listen: %w", err))
-	}
-	pool, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), cfg)
-	if err != nil {
-		endQuietly(lc, q, id)
-		return fail(fmt.Errorf("postgres: %w", err))
 	}
 	c := newConn(pool, cfg.ConnConfig, lc, q, id, ttl, o)
 	c.expiry.set(sent.Add(ttl - margin(ttl)))

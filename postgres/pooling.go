@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ErrTransactionPooling is wrapped by the error Open returns when the
@@ -26,6 +27,18 @@ var ErrTransactionPooling = errors.New("postgres: the connection does not keep L
 // a connection that keeps its session; a direct connection has it after
 // one round trip.
 const poolingWait = 5 * time.Second
+
+// checkPooling runs checkSession on lc, the session's listening
+// connection before it listens, and a connection of the session's pool,
+// which goes back to the pool for the session's queries.
+func checkPooling(ctx context.Context, lc *pgx.Conn, pool *pgxpool.Pool) error {
+	other, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer other.Release() // the pool drops it if the check left it in a transaction or closed
+	return checkSession(ctx, lc, other.Conn())
+}
 
 // checkSession makes sure that listen keeps its session between
 // transactions, as a direct connection (or a session pool) does:
