@@ -25,13 +25,9 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 	if err := rg.start(ctx, p, base); err != nil {
 		return nil, err
 	}
-	batonT, floorT := rg.baton, rg.floor
-	if batonT.Factory == nil {
-		var err error
-		batonT, floorT, err = bench.Targets(rg.url, store.Options{DialTimeout: 10 * time.Second, TTL: 10 * time.Second})
-		if err != nil {
-			return nil, err
-		}
+	batonT, floorT, err := bench.Targets(rg.url, storeOptions)
+	if err != nil {
+		return nil, err
 	}
 	batonT.Store, floorT.Store, rg.peer.Store = st, st, st
 	if rg.probe != nil {
@@ -66,6 +62,10 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 	return r.notes, nil
 }
 
+// storeOptions are those of every baton client: the command line's,
+// with a 10 s TTL.
+var storeOptions = store.Options{DialTimeout: 10 * time.Second, TTL: 10 * time.Second}
+
 // rig is the servers of one store and what runs on them besides baton:
 // the peer library and the floors each workload compares with.
 type rig struct {
@@ -80,9 +80,6 @@ type rig struct {
 	cycleFloors, handOffFloors, handOffPeers []bench.Target
 	herd                                     bool  // run the herd workload
 	herdBatonOnly                            bool  // not on the peer (its waiters sleep a lease)
-	// baton and floor, when set, are the targets instead of those
-	// bench.Targets makes of the URL.
-	baton, floor bench.Target
 	manyLocks                                []int // the many workload's lock counts
 	footprint                                bool  // measure the footprint of 1,000 waiters
 	// extraImpls run as baton and the peer do (baton with other options);

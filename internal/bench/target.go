@@ -59,10 +59,12 @@ func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
 		// for as many replicas as baton does.
 		floorT.Factory = RedisFloor{Sentinel: u.Unredacted(), Wait: o.Replicas}
 	case store.Postgres:
+		// pgx takes libpq's parameters; baton's schema= is not one.
 		dsn, _, err := postgres.SplitSchema(u.Unredacted())
 		if err != nil {
 			return batonT, floorT, err
 		}
+		batonT.Probe = PostgresProbe{URL: dsn}
 		floorT.Factory = PostgresFloor{DSN: dsn}
 	default:
 		return batonT, floorT, fmt.Errorf("bench: store %s not supported", u.Scheme)
