@@ -95,3 +95,18 @@ func AdvisoryHolders(ctx context.Context, q Querier, name string) ([]AdvisoryHol
 	}
 	return hs, nil
 }
+
+// AdvisoryReader is what a PostgreSQL session's Conn offers besides the
+// SPI: the sessions holding or waiting for a name's advisory lock, read
+// on the session's own connections (`baton status` shows them).
+type AdvisoryReader interface {
+	AdvisoryHolders(ctx context.Context, name string) ([]AdvisoryHolder, error)
+}
+
+var _ AdvisoryReader = (*conn)(nil)
+
+// AdvisoryHolders is the package's AdvisoryHolders in the session's
+// database.
+func (c *conn) AdvisoryHolders(ctx context.Context, name string) ([]AdvisoryHolder, error) {
+	return AdvisoryHolders(ctx, c.pool, name)
+}

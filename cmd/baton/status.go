@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton/internal/layout"
 	"github.com/batonhq/baton/internal/store"
+	"github.com/batonhq/baton/postgres"
 )
 
 // exitNotHeld is `status --held`'s status when nobody holds NAME.
@@ -24,6 +25,9 @@ type statusReport struct {
 	// Other is NAME's other spelling where it is another lock and holds
 	// something (status_spelling.go).
 	Other *otherSpelling `json:"other_spelling,omitempty"`
+	// Advisory is, on PostgreSQL, NAME's advisory lock where a session
+	// holds or waits for it (status_advisory.go).
+	Advisory *advisoryLock `json:"advisory_lock,omitempty"`
 }
 
 // status is `baton status [flags] [--json] [--held] [--watch] NAME`.
@@ -55,7 +59,7 @@ func (m *Main) status(ctx context.Context, args []string) error {
 	if _, err := in.Connect(ctx); err != nil {
 		return badTLS(err)
 	}
-	var src statusSource = &nameSource{u: u, name: name, r: in.Name(name)}
+	var src statusSource = &nameSource{u: u, name: name, r: in.Name(name), in: in}
 	if *watch {
 		src = &reconnecting{m: m, in: in, src: src, name: name, retry: defaultRetry}
 		return m.watchStatus(ctx, src, *asJSON)
@@ -132,6 +136,8 @@ type nameSource struct {
 	u    store.URL
 	name string
 	r    store.NameReader
+	in   store.Inspector // its session's Conn reads the advisory lock
+	adv  *advisoryLock   // as read last
 }
 
 func (r *nameSource) read(ctx context.Context) (statusReport, error) {
@@ -139,10 +145,35 @@ func (r *nameSource) read(ctx context.Context) (statusReport, error) {
 	if err != nil {
 		return statusReport{}, badTLS(err)
 	}
-	return statusReport{Store: r.u.String(), Held: rep.Held(), Report: rep, Other: otherOf(ctx, r.r)}, nil
+	r.adv = nil
+	if c, err := r.in.Conn(ctx); err == nil {
+		adv, warn := readAdvisory(ctx, c, r.name)
+		if warn != "" {
+			rep.Warnings = append(rep.Warnings, warn)
+		}
+		r.adv = adv
+	}
+	return statusReport{Store: r.u.String(), Held: rep.Held(), Report: rep, Other: otherOf(ctx, r.r), Advisory: r.adv}, nil
 }
 
-func (r *nameSource) wait(ctx context.Context) error { return r.r.Wait(ctx) }
+// wait waits for the name to change, and on PostgreSQL for its advisory
+// lock to change hands too, whichever comes first.
+func (r *nameSource) wait(ctx context.Context) error {
+	c, err := r.in.Conn(ctx)
+	if _, ok := c.(postgres.AdvisoryReader); err != nil || !ok {
+		return r.r.Wait(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	adv := r.adv // read goes on writing r.adv once this returns
+	done := make(chan error, 2)
+	go func() { done <- r.r.Wait(ctx) }()
+	go func() { done <- waitAdvisory(ctx, c, r.name, adv) }()
+	err = <-done
+	cancel()
+	<-done // neither outlives the wait
+	return err
+}
 
 // badTLS makes err a usage error if TLS files did not load.
 func badTLS(err error) error {

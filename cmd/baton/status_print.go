@@ -56,6 +56,7 @@ func printStatus(w io.Writer, rep statusReport) {
 	for _, x := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", x)
 	}
+	printAdvisory(w, rep.Advisory, time.Now())
 	if len(rep.Entries) == 0 {
 		fmt.Fprintln(w, "  (no nodes)")
 		return
