@@ -200,7 +200,7 @@ type loadedScenario struct {
 }
 
 var loadedScenarios = []loadedScenario{
-	{name: "partition", what: "holder cut off (proxy blackholed)", graceful: true, takeover: true, ci: []string{"zk", "redis"}},
+	{name: "partition", what: "holder cut off (proxy blackholed)", graceful: true, takeover: true, ci: []string{"zk", "redis", "postgres"}},
 	{name: "baton-killed", what: "holder's baton SIGKILLed", takeover: true, grandchild: true, ci: []string{"etcd", "redlock"}},
 	{name: "baton-stopped", what: "holder's baton SIGSTOPped", graceful: true, takeover: true, ci: []string{"etcd", "redlock"}},
 	{name: "admin-delete", what: "holder's node deleted by an operator", sessionsOrRedis: true, args: []string{"--kill-after", "3s"}, ci: []string{"zk", "redis"}},
