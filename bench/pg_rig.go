@@ -21,7 +21,11 @@ func (r *rig) startPostgres(base string, fsync bool) error {
 		return err
 	}
 	floor.Store = r.st
-	r.peer = bench.Target{Impl: "pglock-style", Factory: pglockFactory{url}, Probe: bench.PostgresProbe{URL: url}}
+	probe := bench.PostgresProbe{URL: url}
+	r.peer = bench.Target{Impl: "pglock-style", Factory: pglockFactory{url}, Probe: probe}
+	// The least a lock kept in a table costs uncontended: one row
+	// inserted and deleted, each committed.
+	r.cycleFloors = []bench.Target{{Impl: "row floor", Store: r.st, Factory: bench.PostgresRowFloor{URL: url}, Probe: probe}}
 	// The contended rounds run the advisory lock too: 8 sessions blocked
 	// in pg_advisory_lock, the server handing it on.
 	r.handOffFloors = []bench.Target{floor}

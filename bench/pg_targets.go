@@ -53,7 +53,9 @@ func pgTargets(rs []bench.Result, st string) []redisRow {
 		bH.n > 0 && bH.med < 5)
 	bP := figure(rs, "baton", st, "uncontended", 0, cycleP50ms)
 	fP := figure(rs, "floor", st, "floor", 0, cycleP50ms)
-	add(fmt.Sprintf("4 · uncontended: cycle p50 ≤ 2× the floor's, ms (ratio %s)", ratioStr(bP, fP)),
+	rP := figure(rs, "row floor", st, "floor", 0, cycleP50ms)
+	add(fmt.Sprintf("4 · uncontended: cycle p50 ≤ 2× the floor's, ms (ratio %s; the row floor, a row inserted and deleted, each committed: %s, baton at %s of it)",
+		ratioStr(bP, fP), rP, ratioStr(bP, rP)),
 		bP, figure(rs, peer, st, "uncontended", 0, cycleP50ms), fP, bP.n > 0 && fP.n > 0 && bP.med <= 2*fP.med)
 	bN := figure(rs, "baton", st, "herd", 1000, firesPerRel)
 	add("5 · 1,000 waiters: notifications per release = 1.0 (each waiter's own, counted by the sessions that received them)",
@@ -91,6 +93,7 @@ func writePgTargets(b *strings.Builder, rs []bench.Result) {
 	fmt.Fprintf(b, "The peer, labelled *pglock-style*, is cirello.io/pglock's algorithm with its defaults written in the bench (`bench/pglock.go`; the library itself cannot be fetched here): ")
 	fmt.Fprintf(b, "a row per lock whose version a heartbeat rewrites every 5 s, a 20 s lease, an acquire that upserts the row in a serializable transaction where it is free or at the version seen a lease ago, ")
 	fmt.Fprintf(b, "and an acquire that finds the lock taken sleeps one lease before it tries again: with 8 contenders the client that holds it takes it again and again while the others sleep. ")
+	fmt.Fprintf(b, "The *row floor* (`PostgresRowFloor`, uncontended only) is the least a lock kept in a table costs: a row inserted and deleted, each statement committed on its own. ")
 	fmt.Fprintf(b, "Statements and server time are the server's own (`pg_stat_statements`, top-level statements; a plpgsql function counts once, its own statements inside its time).\n\n")
 	for _, st := range stores {
 		fmt.Fprintf(b, "### %s\n\n", st)

@@ -51,3 +51,51 @@ func (l *pgFloorLocker) Unlock(ctx context.Context) error {
 	_, err := l.c.Exec(ctx, "SELECT pg_advisory_unlock($1)", l.key)
 	return err
 }
+
+// PostgresRowFloor cycles what a lock kept in a table costs at least, for
+// the uncontended workload only: `INSERT INTO t (name) VALUES ($1)` and
+// `DELETE FROM t WHERE name = $1`, each committed on its own (with the
+// server's fsync, two WAL flushes a cycle, which the advisory lock never
+// writes). Contended, the second INSERT fails: it is no lock.
+type PostgresRowFloor struct {
+	// URL is a libpq connection URL (postgres://…).
+	URL string
+}
+
+// rowFloorTable is the row floor's table, in the connection's default
+// schema.
+const rowFloorTable = "baton_bench_row_floor"
+
+// Open connects one client and makes the table if it is missing.
+func (f PostgresRowFloor) Open(ctx context.Context) (Client, error) {
+	c, err := pgx.Connect(ctx, f.URL)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+rowFloorTable+" (name text PRIMARY KEY)"); err != nil {
+		_ = c.Close(ctx)
+		return nil, err
+	}
+	return &pgRowFloorClient{c: c}, nil
+}
+
+type pgRowFloorClient struct{ c *pgx.Conn }
+
+func (c *pgRowFloorClient) Locker(name string) Locker { return &pgRowFloorLocker{c: c.c, name: name} }
+
+func (c *pgRowFloorClient) Close(ctx context.Context) error { return c.c.Close(ctx) }
+
+type pgRowFloorLocker struct {
+	c    *pgx.Conn
+	name string
+}
+
+func (l *pgRowFloorLocker) Lock(ctx context.Context) error {
+	_, err := l.c.Exec(ctx, "INSERT INTO "+rowFloorTable+" (name) VALUES ($1)", l.name)
+	return err
+}
+
+func (l *pgRowFloorLocker) Unlock(ctx context.Context) error {
+	_, err := l.c.Exec(ctx, "DELETE FROM "+rowFloorTable+" WHERE name = $1", l.name)
+	return err
+}
