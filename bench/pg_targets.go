@@ -15,6 +15,7 @@ var (
 	srvUsPerAcq = ptr(func(r bench.Result) *float64 { return r.ServerUsPerAcq }, 1)
 	handoffP50  = ptr(func(r bench.Result) *float64 { return r.HandoffP50 }, 1e-3)
 	firesPerRel = ptr(func(r bench.Result) *float64 { return r.FiresPerRelease }, 1)
+	serverFires = ptr(func(r bench.Result) *float64 { return r.ServerFiresPerRelease }, 1)
 )
 
 // pgTargets evaluates the targets of issue 30 on st: each row's baton,
@@ -31,7 +32,7 @@ func pgTargets(rs []bench.Result, st string) []redisRow {
 		return "**missed**"
 	}
 	add := func(target string, b, q, f spread, ok bool) {
-		out = append(out, redisRow{target, "-", b.String(), q.String(), f.String(), verdict(ok, b.n > 0 && (f.n > 0 || q.n > 0))})
+		out = append(out, redisRow{target, "-", b.String(), q.String(), f.String(), verdict(ok, b.n > 0)})
 	}
 	none := spread{}
 	const peer = "pglock-style"
@@ -57,9 +58,10 @@ func pgTargets(rs []bench.Result, st string) []redisRow {
 	add(fmt.Sprintf("4 · uncontended: cycle p50 ≤ 2× the floor's, ms (ratio %s; the row floor, a row inserted and deleted, each committed: %s, baton at %s of it)",
 		ratioStr(bP, fP), rP, ratioStr(bP, rP)),
 		bP, figure(rs, peer, st, "uncontended", 0, cycleP50ms), fP, bP.n > 0 && fP.n > 0 && bP.med <= 2*fP.med)
-	bN := figure(rs, "baton", st, "herd", 1000, firesPerRel)
-	add("5 · 1,000 waiters: notifications per release = 1.0 (each waiter's own, counted by the sessions that received them)",
-		bN, none, none, bN.n > 0 && bN.med <= 1.0005)
+	bN := figure(rs, "baton", st, "herd", 1000, serverFires)
+	add(fmt.Sprintf("5 · 1,000 waiters: notifications per release = 1.0 (the server's count of NOTIFYs sent, each to one session's channel; the sessions' count of wake-ups by another session: %s)",
+		figure(rs, "baton", st, "herd", 1000, firesPerRel)),
+		bN, none, none, bN.n > 0 && bN.med >= 0.9995 && bN.med <= 1.0005)
 	// Where the time goes: statements the server ran, and its time
 	// running them, per acquisition.
 	out = append(out, redisRow{

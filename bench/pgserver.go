@@ -20,7 +20,8 @@ import (
 // startPostgres makes a cluster with Debian's initdb in base/postgres and
 // runs its postgres server on a free loopback port, as the postgres user
 // when this runs as root (the server refuses root), with pg_stat_statements
-// loaded for the probe; with fsync (PostgreSQL's default) or without.
+// loaded for the probe (tracking the statements inside functions too, to
+// count the notifications they send); with fsync (PostgreSQL's default) or without.
 func startPostgres(base string, fsync bool) (*server, error) {
 	bin, err := pgBinDir()
 	if err != nil {
@@ -60,7 +61,7 @@ func startPostgres(base string, fsync bool) (*server, error) {
 	}
 	stop, err := startProcAs(dir, "postgres", cred, filepath.Join(bin, "postgres"), "-D", data, "-p", fmt.Sprint(port),
 		"-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", fmt.Sprintf("fsync=%v", fsync), "-c", fmt.Sprintf("full_page_writes=%v", fsync),
-		"-c", "max_connections=500", "-c", "shared_preload_libraries=pg_stat_statements")
+		"-c", "max_connections=500", "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all")
 	if err != nil {
 		return nil, err
 	}

@@ -246,6 +246,9 @@ func herd(ctx context.Context, t Target, cfg Config, r *Result) error {
 		r.Note += fmt.Sprintf("; first error: %v", e)
 	}
 	requestsPerAcq(r, before, after, ok && ok2, r.Acquisitions)
+	if ok && ok2 && after.HasFires && r.Acquisitions > 0 {
+		r.ServerFiresPerRelease = f64(float64(after.Fires-before.Fires) / float64(r.Acquisitions))
+	}
 	return ctx.Err()
 }
 

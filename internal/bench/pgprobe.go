@@ -12,7 +12,10 @@ import (
 // the database have the extension): Requests is the number of statements
 // the server ran, every client's, less the probe's own; ServerTime the
 // time it spent running them. A statement a client pipelines with others
-// counts once each, so Requests is an upper bound on round trips.
+// counts once each, so Requests is an upper bound on round trips. With
+// pg_stat_statements.track = all, Fires is the number of notifications
+// sent (NOTIFY statements and pg_notify calls, inside functions too): each
+// goes to one channel, which one session listens on.
 type PostgresProbe struct {
 	// URL is a libpq connection URL (postgres://…).
 	URL string
@@ -20,7 +23,10 @@ type PostgresProbe struct {
 
 // probeQuery leaves out the probe's own reads (and pg_stat_statements'
 // other readers).
-const probeQuery = `SELECT coalesce(sum(calls), 0)::bigint, coalesce(sum(total_exec_time), 0)::float8
+const probeQuery = `SELECT coalesce(sum(calls) FILTER (WHERE toplevel), 0)::bigint,
+	coalesce(sum(total_exec_time) FILTER (WHERE toplevel), 0)::float8,
+	coalesce(sum(calls) FILTER (WHERE query ILIKE '%pg_notify(%' OR query ILIKE 'NOTIFY %'), 0)::bigint,
+	current_setting('pg_stat_statements.track') = 'all'
 FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'`
 
 // Sample reads the server's counters once.
@@ -32,10 +38,12 @@ func (p PostgresProbe) Sample(ctx context.Context) (Counters, error) {
 		return Counters{}, err
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	var calls int64
+	var calls, notifies int64
 	var ms float64
-	if err := c.QueryRow(ctx, probeQuery).Scan(&calls, &ms); err != nil {
+	var all bool
+	if err := c.QueryRow(ctx, probeQuery).Scan(&calls, &ms, &notifies, &all); err != nil {
 		return Counters{}, fmt.Errorf("bench: pg_stat_statements: %w", err)
 	}
-	return Counters{Requests: calls, ServerTime: time.Duration(ms * float64(time.Millisecond)), HasServerTime: true}, nil
+	return Counters{Requests: calls, ServerTime: time.Duration(ms * float64(time.Millisecond)), HasServerTime: true,
+		Fires: notifies, HasFires: all}, nil
 }

@@ -35,6 +35,9 @@ type Result struct {
 	HandoffP99 *float64 `json:"handoff_p99_us"`
 	// FiresPerRelease: watch notifications per release that woke a waiter.
 	FiresPerRelease *float64 `json:"fires_per_release"`
+	// ServerFiresPerRelease (herd): the notifications the store's servers
+	// sent per release, by their own count, where they keep one.
+	ServerFiresPerRelease *float64 `json:"server_fires_per_release,omitempty"`
 	// ReacquirePct: share of acquisitions by the client that held the lock
 	// just before (back-to-back re-acquisition).
 	ReacquirePct *float64 `json:"reacquire_pct"`
