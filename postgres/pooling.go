@@ -43,14 +43,14 @@ func checkPooling(ctx context.Context, lc *pgx.Conn, pool *pgxpool.Pool) error {
 // checkSession makes sure that listen keeps its session between
 // transactions, as a direct connection (or a session pool) does:
 //
-//  1. listen LISTENs on a channel of its own and reads its backend's pid;
+//  1. listen LISTENs on the check's channel and reads its backend's pid;
 //  2. other opens a transaction and reads its backend's pid, which must
 //     differ: a transaction pool hands the server connection listen just
 //     let go of to the next transaction (PgBouncer reuses the most recent
 //     one first), and other's open transaction now keeps it busy;
 //  3. listen must still be on the same backend, still listening;
-//  4. other NOTIFYs and commits, and listen must receive the
-//     notification (poolingWait at most; a direct connection has it after
+//  4. other NOTIFYs a payload of its own and commits, and listen must
+//     receive that notification (poolingWait at most; a direct connection has it after
 //     one round trip).
 //
 // Any step that fails is ErrTransactionPooling. A pool that hands out its
@@ -58,10 +58,15 @@ func checkPooling(ctx context.Context, lc *pgx.Conn, pool *pgxpool.Pool) error {
 // steps 2 and 3; the notification, sent to a backend that serves no client
 // then, never reaches listen, and the check fails after poolingWait.
 //
-// listen must not be listening on anything else yet: a notification of
-// another channel that arrives during the check is dropped.
+// listen must not be listening on anything else yet: another
+// notification that arrives during the check (another client's check) is
+// dropped.
 func checkSession(ctx context.Context, listen, other *pgx.Conn) (err error) {
-	ch := "baton_pooling_check_" + uuid.NewString()[:8]
+	// One channel for every client's check, and a payload of our own: the
+	// statements' texts stay the same (pg_stat_statements keeps one entry
+	// for each, not one per session).
+	const ch = "baton_pooling_check"
+	token := uuid.NewString()
 	// The simple protocol throughout: nothing prepared, which a
 	// transaction pool would lose too, and several statements in one
 	// message are one transaction.
@@ -85,12 +90,12 @@ func checkSession(ctx context.Context, listen, other *pgx.Conn) (err error) {
 		}
 		return vals, nil
 	}
-	l, err := query(listen, `LISTEN "`+ch+`"; SELECT pg_backend_pid()`)
+	l, err := query(listen, `LISTEN `+ch+`; SELECT pg_backend_pid()`)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if _, uerr := query(listen, `UNLISTEN "`+ch+`"`); err == nil && uerr != nil {
+		if _, uerr := query(listen, `UNLISTEN `+ch); err == nil && uerr != nil {
 			err = uerr
 		}
 	}()
@@ -114,7 +119,7 @@ func checkSession(ctx context.Context, listen, other *pgx.Conn) (err error) {
 	if len(again) != 2 || again[0] != l[0] || again[1] != "1" {
 		return ErrTransactionPooling
 	}
-	if _, err := query(other, `NOTIFY "`+ch+`"; COMMIT`); err != nil {
+	if _, err := query(other, `SELECT pg_notify('`+ch+`', '`+token+`'); COMMIT`); err != nil {
 		return err
 	}
 	committed = true
@@ -123,7 +128,7 @@ func checkSession(ctx context.Context, listen, other *pgx.Conn) (err error) {
 	for {
 		n, err := listen.WaitForNotification(wctx)
 		switch {
-		case err == nil && n.Channel == ch:
+		case err == nil && n.Channel == ch && n.Payload == token:
 			return nil
 		case err == nil:
 			continue
