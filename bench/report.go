@@ -284,15 +284,17 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	w("```text\n$ free -m\n%s\n```\n\n", m.Free)
 
 	w("## Commands\n\n")
-	w("```sh no-run: the whole bench, about 7 minutes against servers it starts; writes docs/PERFORMANCE.md\nbench/run.sh -duration %s -sweep-duration %s -sweep %s -repeats %d -herd %s -stores %s\n```\n\n",
+	w("```sh no-run: the whole bench, about 10 minutes against servers it starts; writes docs/PERFORMANCE.md\nbench/run.sh -duration %s -sweep-duration %s -sweep %s -repeats %d -herd %s -stores %s\n```\n\n",
 		p.duration, p.sweepDur, join(p.sweep), p.repeats, join(p.herd), strings.Join(p.stores, ","))
 	w("(`bench/run.sh` is `cd bench && go run . -out ../docs \"$@\"`: each store runs in a child process of its own.)\n\n")
-	w("The same workloads against any running store, baton only:\n\n```sh no-run: needs those stores running (ZooKeeper on 2181, etcd on 2379, five Redis masters, a Sentinel-managed master)\n")
+	w("One store again, the others' saved results kept (dated in the run notes):\n\n```sh no-run: about 5 minutes against servers it starts; rewrites docs/PERFORMANCE.md\n")
+	w("bench/run.sh -stores postgres,postgres-nofsync -keep -repeats 5\n```\n\n")
+	w("The same workloads against any running store, baton only:\n\n```sh no-run: needs those stores running (ZooKeeper on 2181, etcd on 2379, five Redis masters, a Sentinel-managed master, PostgreSQL on 5432)\n")
 	w("baton bench --store zk://127.0.0.1:2181 --workload floor,uncontended,contended --clients 8 --duration 3s\n")
 	w("baton bench --store etcd://127.0.0.1:2379 --workload herd --waiters 1000 --json\n")
 	w("baton bench --store redlock://h1:6379,h2:6379,h3:6379,h4:6379,h5:6379 --workload floor,uncontended\n")
 	w("baton bench --store redis-sentinel://s1:26379,s2:26379,s3:26379/mymaster --replicas 2 --workload floor,uncontended,contended\n")
-	w("bench/run.sh -stores postgres,postgres-nofsync -keep   # the PostgreSQL stores alone, the others' saved results kept\n```\n")
+	w("baton bench --store 'postgres://app@127.0.0.1:5432/app?sslmode=disable' --workload floor,uncontended,contended,herd --waiters 1000\n```\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
