@@ -23,6 +23,7 @@ type bid struct {
 	ticket    string         // our place in every line: our clock when we joined, in µs
 	wake      <-chan handoff // the masters' hand-offs, once we listen (nil if none listens)
 	at        []place        // our entries in the lines, from the last round
+	lost      []bool         // masters a lined round got no reply from (see places)
 	contended bool           // a master put us in its line: another held the key
 	noQuorum  int            // consecutive rounds with too few answers
 	splits    int            // rounds that got some masters but not a majority
@@ -76,7 +77,7 @@ func (r *Redlock) take(ctx context.Context, value string, try bool) (*liveLock, 
 // newBid starts a call: in the lines from the first round if the key was
 // contended when last taken here, else with SET NX alone.
 func (r *Redlock) newBid(ctx context.Context, value string, try bool) *bid {
-	b := &bid{r: r, value: value, try: try, at: make([]place, len(r.q.nodes)), timer: time.NewTimer(0)}
+	b := &bid{r: r, value: value, try: try, at: make([]place, len(r.q.nodes)), lost: make([]bool, len(r.q.nodes)), timer: time.NewTimer(0)}
 	<-b.timer.C
 	switch {
 	case !try && r.q.waited.has(r.k.lock):
@@ -124,15 +125,18 @@ func (b *bid) round(ctx context.Context, start time.Time) []reply {
 			return reply{g: grant{ok: ok, pttl: r.ttl, sent: start}, err: err}
 		})
 	}
-	// The round reads copies: a master it stops waiting for may still be
+	// The round reads a copy: a master it stops waiting for may still be
 	// asked after it returns.
-	was, tk := slices.Clone(b.at), b.ticket
+	was := b.places()
 	rs := r.q.round(ctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 		i := slices.Index(r.q.nodes, nd)
-		g, err := runAcquire(ctx, nd.c, r.k, b.value, r.ttl, modeFair, false, place{entry: was[i].entry, ticket: tk})
+		g, err := runAcquire(ctx, nd.c, r.k, b.value, r.ttl, modeFair, false, was[i])
 		return reply{g: g, err: err}
 	})
 	for i, x := range rs {
+		if x.err != nil {
+			b.lost[i] = true
+		}
 		switch {
 		case x.err == nil:
 			b.at[i] = x.g.at // empty when granted
@@ -142,6 +146,24 @@ func (b *bid) round(ctx context.Context, start time.Time) []reply {
 		}
 	}
 	return rs
+}
+
+// places is where we stand in the masters' lines, for the next round or
+// for leaving them: our entries and ticket, and whether to sweep. A master
+// a lined round got no reply from (timed out, cut short by ctx's end) may
+// have run the script all the same: a join left an entry we never learnt,
+// a refresh replaced the entry we still name by one we do not know, so
+// that naming ours would leave that one behind (on the next refresh: in
+// line twice; on leaving: an entry a release hands the key to). There we
+// sweep every entry of ours at our ticket, until the call ends, since a
+// late request may land after a later round. A round that got every reply
+// sweeps nowhere and runs the commands it always did.
+func (b *bid) places() []place {
+	at := slices.Clone(b.at)
+	for i := range at {
+		at[i].ticket, at[i].sweep = b.ticket, b.lost[i]
+	}
+	return at
 }
 
 // noteGuard keeps why the restart guard held round t back, if it did. A
@@ -212,10 +234,10 @@ func (b *bid) pause(t tally) time.Duration {
 // in (on masters that had not handed over), and whether the key was
 // contended.
 func (b *bid) hold(l *liveLock) *liveLock {
-	b.r.lines = b.at
+	b.r.lines = b.places()
 	b.r.q.waited.set(b.r.k.lock, b.contended)
 	return l
 }
 
 // release gives back what we got and leaves the lines.
-func (b *bid) release(ctx context.Context) { _ = b.r.release(ctx, b.value, nil, b.at) }
+func (b *bid) release(ctx context.Context) { _ = b.r.release(ctx, b.value, nil, b.places()) }

@@ -257,6 +257,10 @@ func grantFor(msg, entry string) (int64, bool) {
 // place is a waiter's entry in a line and its ticket.
 type place struct {
 	entry, ticket string
+	// sweep asks the script to also leave every other entry of ours at
+	// ticket: a Redlock round whose reply was lost may have left one that
+	// entry does not name.
+	sweep bool
 }
 
 // grant is the outcome of one acquire script run.
@@ -294,9 +298,13 @@ func runAcquireAck(ctx context.Context, c *Client, k keys, value string, ttl tim
 	if token {
 		tok = "1"
 	}
+	sweep := ""
+	if at.sweep {
+		sweep = "1"
+	}
 	g := grant{sent: time.Now()}
 	cmd, ackErr := c.evalAck(ctx, replicas, ttl, acquireScript, k.all(),
-		value, ttl.Milliseconds(), mode, tok, at.entry, at.ticket, c.hub.name, waitLife(ttl).Milliseconds())
+		value, ttl.Milliseconds(), mode, tok, at.entry, at.ticket, c.hub.name, waitLife(ttl).Milliseconds(), sweep)
 	res, err := cmd.Slice()
 	if err != nil {
 		return g, err

@@ -45,7 +45,12 @@ const noQuorumRounds = 3
 // alone, hands all masters to the same waiter. A waiter holds once a
 // majority of masters are its own, with validity counted from its last
 // round; it asks no further. No waiter polls (FIFO up to the clocks of
-// the clients).
+// the clients). A round whose reply from a master was lost (later than
+// the per-instance timeout, or cut short by ctx's end) may have run there
+// all the same, leaving an entry no reply named: the waiter's later rounds
+// and its leaving (a cancelled Lock, an Unlock) take out every entry of
+// its own at its ticket on that master, so it is never in a line twice
+// and leaves nothing behind that a release would hand the key to.
 //
 // Split votes: a master's key goes to the earliest ticket among its live
 // waiters. A waiter takes a free master only if no live waiter there
@@ -89,7 +94,9 @@ type Redlock struct {
 	q *Quorum
 
 	// lines are the entries the holder still has in lines (on masters that
-	// had not handed over when it won), left at Unlock. Guarded by gate.
+	// had not handed over when it won), and the masters to sweep for
+	// entries of ours no reply named (see bid.places), left at Unlock.
+	// Guarded by gate.
 	lines []place
 }
 
@@ -345,7 +352,8 @@ func isTimeout(err error) bool {
 
 // release gives our value back on the masters in which (all if nil),
 // handing each to the next live waiter in line there, and leaves the
-// lines we are in (at, if not nil). It returns an error wrapping
+// lines we are in (at, if not nil: its entries, and on the masters it
+// marks to sweep every entry of ours at its ticket). It returns an error wrapping
 // baton.ErrPermission when so many masters refused that the lock may
 // stay taken on a majority until its ttl runs out.
 func (r *Redlock) release(ctx context.Context, value string, which []bool, at []place) error {
@@ -355,14 +363,18 @@ func (r *Redlock) release(ctx context.Context, value string, which []bool, at []
 	which, at = slices.Clone(which), slices.Clone(at) // read by the round after it returns, maybe
 	rs := r.q.round(cctx, r.timeout(), r.ttl, func(ctx context.Context, nd *node) reply {
 		i := slices.Index(r.q.nodes, nd)
-		var entry string
+		var p place
 		if at != nil {
-			entry = at[i].entry
+			p = at[i]
 		}
-		if which != nil && !which[i] && entry == "" {
+		if which != nil && !which[i] && p.entry == "" && !p.sweep {
 			return reply{}
 		}
-		n, err := nd.c.eval(ctx, releaseScript, r.k.all(), value, entry, "0").Int64()
+		args := []any{value, p.entry, "0"}
+		if p.sweep {
+			args = append(args, "", "", p.ticket)
+		}
+		n, err := nd.c.eval(ctx, releaseScript, r.k.all(), args...).Int64()
 		return reply{val: n, err: err}
 	})
 	return r.denied(rs, r.count(rs).refusals)

@@ -6,10 +6,24 @@
 -- fencing token, ARGV[5] our current entry in the line ("" if none),
 -- ARGV[6] our ticket (zset score; "" to take the server time in µs),
 -- ARGV[7] the pub/sub channel that wakes us, ARGV[8] how long our entry
--- lives without a refresh, ms.
+-- lives without a refresh, ms, ARGV[9] "1" to also leave every other entry
+-- of ours at our ticket (a Redlock round whose reply was lost may have left
+-- one ARGV[5] does not name; "" or absent: only ARGV[5]).
 -- Returns {1, token, pttl} when held, {0, pttl, entry, ticket} when in
 -- line, {0, pttl} when only trying.
 local v = ARGV[1]
+
+-- leave takes our entries out of the line before we take the key or
+-- join again.
+local function leave()
+  if ARGV[9] == '1' then
+    local mine = v .. '|'
+    for _, e in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], ARGV[6], ARGV[6])) do
+      if string.sub(e, 1, #mine) == mine then redis.call('ZREM', KEYS[3], e) end
+    end
+  end
+  if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+end
 
 local function draw()
   if ARGV[4] ~= '1' then return 0 end
@@ -75,7 +89,7 @@ if ARGV[3] == 'f' then
       else
         redis.call('PEXPIRE', KEYS[1], ARGV[2])
       end
-      if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+      leave()
       local tok = 0
       if ARGV[4] == '1' then tok = tonumber(redis.call('GET', KEYS[2]) or '0') end
       return {1, tok, tonumber(ARGV[2])}
@@ -94,8 +108,8 @@ if not cur then
     -- We were in line, so others may be: mark the value for our release.
     redis.call('ZREM', KEYS[3], ARGV[5])
     redis.call('APPEND', KEYS[1], '+')
-  elseif ARGV[5] ~= '' then
-    redis.call('ZREM', KEYS[3], ARGV[5])
+  elseif ARGV[3] == 'f' then
+    leave()
   end
   return {1, tok, tonumber(ARGV[2])}
 end
@@ -124,7 +138,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ticket = ARGV[6]
 if ticket == '' then ticket = t[1] .. string.format('%06d', tonumber(t[2])) end
-if ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+leave()
 local life = tonumber(ARGV[8])
 local entry = v .. '|' .. string.format('%d', now + life) .. '|' .. ARGV[2] .. '|' .. ARGV[7]
 redis.call('ZADD', KEYS[3], ticket, entry)

@@ -4,7 +4,9 @@
 -- ARGV[1] our value, ARGV[2] our entry in the line to leave ("" if none),
 -- ARGV[3] "1" to draw the next holder's fencing token, ARGV[4] "d" when
 -- the releasing holder's lease is live (the key must hold our value), and
--- then ARGV[5] the lock's ttl in ms.
+-- then ARGV[5] the lock's ttl in ms, ARGV[6] our ticket to also leave every
+-- other entry of ours at it ("" or absent: only ARGV[2]; a Redlock round
+-- whose reply was lost may have left one ARGV[2] does not name).
 -- Returns 1 if the lock held our value, 0 otherwise.
 --
 -- An entry is "<value>|<deadline, server ms>|<ttl ms>|<channel>". The
@@ -23,6 +25,12 @@
 -- given up, a lost lease, Redlock) the key is read first and deleted
 -- only if ours.
 if ARGV[2] ~= '' then redis.call('ZREM', KEYS[3], ARGV[2]) end
+if ARGV[6] and ARGV[6] ~= '' then
+  local mine = ARGV[1] .. '|'
+  for _, e in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], ARGV[6], ARGV[6])) do
+    if string.sub(e, 1, #mine) == mine then redis.call('ZREM', KEYS[3], e) end
+  end
+end
 local gone = ARGV[4] == 'd'
 local cur
 if gone then
