@@ -14,7 +14,7 @@
 # scripts/test.sh --short is the inner loop: go vet and go test -race
 # -short over the library's module, that is the unit tests, the
 # conformance suite on the memory store and one real store, ZooKeeper
-# (its conformance suites, plain and over TLS). Not Redis, nor the
+# (its conformance suites, plain and over TLS). Not Redis, PostgreSQL, nor the
 # interop tests (Curator's and kazoo's processes), nor the other modules
 # (the CLI, etcd, the fault suite), nor setup, staticcheck and the build
 # checks.
@@ -152,7 +152,7 @@ if [ -n "$short" ]; then
   begin ".: go vet"
   go vet ./...
   begin ".: go test -race -short (the unit tests, memory, ZooKeeper)"
-  go test -race -short $testflags -skip '^TestInterop' -timeout 10m $(go list ./... | grep -v '/redis$')
+  go test -race -short $testflags -skip '^TestInterop' -timeout 10m $(go list ./... | grep -Ev '/(redis|postgres|internal/pgtest)$')
   exit 0
 fi
 
@@ -226,11 +226,14 @@ lane() {
 # leader is cut off (bound 5 s; 9.3 s once beside the other lane) and the
 # Redis floors' requests per acquisition (28.4 against 27.5 once).
 alone_tests='^(TestClusterRequestsLeaveACutLeader|TestRedisLineFloor|TestRedisDeadlineFloor|TestRedisBlockingFloor|TestRedlockLineFloor)$'
-# The command line's tests two at a time (-parallel 2, the last flag
-# wins): each starts baton processes and servers of its own, and at four
-# at a time beside the other lane an elector of TestPrometheusScrapesBaton
-# went unscraped for 30 s once.
-bg "$cli_lane: go test -race (but TestLoaded)" mod_test $cli_lane -skip '^TestLoaded$' -parallel 2
+# The command line's tests three at a time (-parallel 3, the last flag
+# wins): each starts baton processes and servers of its own, and most of
+# their time is spent waiting for them. Its tests that count what a
+# neighbour could delay run alone at the end: TestLoaded (it brings its
+# own CPU hogs) and TestPrometheusScrapesBaton (at four at a time beside
+# the other lane an elector of it went unscraped for 30 s once).
+cli_alone='^(TestLoaded|TestPrometheusScrapesBaton)$'
+bg "$cli_lane: go test -race (but $cli_alone)" mod_test $cli_lane -skip "$cli_alone" -parallel 3
 bg "$lib_lane: go test -race" lane $lib_lane
 
 # The checks, while the tests run, at a lower priority: compiling takes
@@ -305,9 +308,10 @@ bounds_alone() {
   local status=0
   mod_test ./tests -run "$alone_tests" || status=1
   mod_test . -run "$alone_tests" || status=1
+  mod_test ./cmd/baton -run '^TestPrometheusScrapesBaton$' || status=1
   return $status
 }
-bg "./tests and .: the bounds and floors (alone)" bounds_alone
+bg "./tests, . and ./cmd/baton: the bounds, floors and scrapes (alone)" bounds_alone
 wait_all
 # The fault suite cuts ZooKeeper connections hundreds of times. On each
 # reconnect go-zookeeper v1.0.4 (the latest release) reads Conn.lastZxid
