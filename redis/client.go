@@ -16,18 +16,18 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Client is one Redis server (or a Sentinel-managed master) shared by the
-// locks built on it. It adds to a go-redis client the one pub/sub
-// connection that wakes every waiter of this process.
-//
-// Redis Cluster is not supported: a lock's keys (see the package doc) are
-// not in one hash slot.
+// Client is one Redis server (or a Sentinel-managed master), or one Redis
+// Cluster, shared by the locks built on it. It adds to a go-redis client
+// the one pub/sub connection that wakes every waiter of this process (on
+// a Cluster, one sharded pub/sub connection per hash slot waited in; see
+// the package doc).
 type Client struct {
-	rc  goredis.UniversalClient
-	own bool
-	hub *hub
-	url string // redacted, for errors
-	srv *server
+	rc     goredis.UniversalClient
+	own    bool
+	hub    *hub
+	shards *shards // on Redis Cluster: the hubs by slot; nil otherwise
+	url    string  // redacted, for errors
+	srv    *server
 
 	waited waited // keys whose last acquisition here had to wait
 	floors floors // per key, the highest token granted here
@@ -45,6 +45,10 @@ type Client struct {
 // connection (Redlock's restart guard); call it before rc is shared.
 func NewClient(rc goredis.UniversalClient) *Client {
 	c := &Client{rc: rc, hub: newHub(rc), url: addrOf(rc), srv: &server{}}
+	if cc, ok := rc.(*goredis.ClusterClient); ok {
+		c.shards = newShards(cc)
+		c.srv.cluster = true
+	}
 	if gc, ok := rc.(*goredis.Client); ok {
 		opt := gc.Options()
 		prev := opt.OnConnect
@@ -55,8 +59,11 @@ func NewClient(rc goredis.UniversalClient) *Client {
 }
 
 // Dial connects to the server named by a URL, redis://[user:pass@]host:port[/db]
-// or rediss:// for TLS, and checks the connection and credentials with a
-// PING, so a wrong password fails here with an error satisfying
+// or rediss:// for TLS, or to the Redis Cluster named by
+// redis-cluster://[user:pass@]host:port,host:port,… (rediss-cluster:// for
+// TLS; any of its nodes will do: the others are found), and checks the
+// connection and credentials with a PING, so a wrong password fails here
+// with an error satisfying
 // IsAuthError. Errors never contain the password. Close the Client when
 // done.
 //
@@ -77,6 +84,9 @@ func NewClient(rc goredis.UniversalClient) *Client {
 //
 // Options add what a URL cannot say, such as WithTLSConfig.
 func Dial(ctx context.Context, rawURL string, opts ...DialOption) (*Client, error) {
+	if isClusterURL(rawURL) {
+		return dialCluster(ctx, rawURL, opts)
+	}
 	var d dialConfig
 	for _, f := range opts {
 		f(&d)
@@ -192,6 +202,9 @@ func (c *Client) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.hub.close()
+		if c.shards != nil {
+			c.shards.close()
+		}
 		if c.own {
 			err = c.rc.Close()
 		}
@@ -218,6 +231,15 @@ func addrOf(rc goredis.UniversalClient) string {
 		return "redis://" + c.Options().Addr
 	}
 	return "redis"
+}
+
+// hubFor is the hub that wakes the waiters of key: the Client's one hub,
+// or on Redis Cluster the one of key's slot.
+func (c *Client) hubFor(key string) *hub {
+	if c.shards != nil {
+		return c.shards.of(key)
+	}
+	return c.hub
 }
 
 // errClosed is returned by waits on a closed Client.

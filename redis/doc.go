@@ -1,6 +1,6 @@
 // Package redis provides baton's locks on Redis: Mutex, a fair lock with
-// fencing tokens on one server, and Redlock, the Redlock algorithm over N
-// independent masters. Both hand out a *baton.Lease like every other baton
+// fencing tokens on one server (or on a Redis Cluster: see below), and
+// Redlock, the Redlock algorithm over N independent masters. Both hand out a *baton.Lease like every other baton
 // lock: its Token fences, its Done closes when the hold may be lost.
 //
 // # Keys
@@ -41,6 +41,65 @@
 // that hands the lock to a waiter publishes "<entry> <token>" on that
 // waiter's channel. Lock names ending in :token, :queue, :waiting or
 // :release are refused (the last two were used by earlier versions).
+//
+// # Redis Cluster
+//
+// Dial("redis-cluster://[user:pass@]h:p,h:p,…") (rediss-cluster:// over
+// TLS; any nodes of the cluster will do, the others are found) makes a
+// Client on go-redis's ClusterClient; NewClient takes a
+// *goredis.ClusterClient too. A Mutex on it is the same lock, with its
+// keys in one hash slot so that each script runs on one node:
+//
+//	K           the lock's own key, as on one server: the key redsync and
+//	            other clients given the same name use on the cluster
+//	{K}:token   the fencing counter, with the name as its hash tag, so it
+//	            hashes with K
+//	{K}:queue   the line
+//
+// A name with a brace in it ("job{7}") would not hash as its hash-tagged
+// keys: its other keys are "{T}K:token" and "{T}K:queue" instead, where T
+// is baton's tag for K's slot (the first of the base-36 numbers 0, 1, …,
+// z, 10, … in that slot). Either way every name has keys of its own, in
+// its own slot, and the naming rule is the one of every store.
+//
+// Wake-ups use sharded pub/sub (SSUBSCRIBE, SPUBLISH: Redis 7 or later).
+// A release script may publish only in its own slot, so a Client
+// subscribes, for each slot it has waited in, one channel of that slot,
+// baton:wake:{T}:<random>, on a pub/sub connection of its own to that
+// slot's master, made on the first wait there and kept until Close
+// (many locks in one slot share it). When the slot moves (a migration,
+// or a failover that promoted a replica), the node ends the subscription
+// and the Client subscribes again at the slot's new master, after reading
+// the cluster's slot map anew; its waiters look again meanwhile.
+//
+// Redirections: commands follow MOVED and ASK, and go again after
+// TRYAGAIN, CLUSTERDOWN or a failed connection, up to 14 times with
+// go-redis's backoff (8 ms doubling to 512 ms: about 5 s, which bridges a
+// failover with a short cluster-node-timeout; the URL's max_redirects
+// sets another count). The scripts never touch a key they deleted in the
+// same run, which a node refuses while the key's slot migrates. A script
+// run twice (its reply lost, then retried) is harmless: an acquisition
+// finds the key its own, a release finds it handed on and reports the
+// lock lost. An Unlock that meets a failover keeps trying while the lease
+// is valid, so the lock is handed on once the replica takes over rather
+// than when the key expires.
+//
+// What a failover costs, and risks: Redis Cluster replicates
+// asynchronously. A master killed before a grant reached its replica
+// loses it: the promoted replica may lack the holder's key, and another
+// client can take the lock while the first still holds (its next renewal
+// finds the key gone and ends its lease). The fault suite
+// (reliability/redis_cluster_test.go, docs/RELIABILITY.md) measures this;
+// locks whose holders must never overlap across a failover need a store
+// with consensus (ZooKeeper, etcd) or the fencing token checked by the
+// resource. Tokens on Cluster are never below the server's time in
+// microseconds when drawn (the counter is raised to it), so a counter
+// that lost its last increments in a failover still gives larger tokens
+// than any granted before, as long as the nodes' clocks differ by less
+// than a failover takes. The restart guard (see Restarts) does not apply
+// on Cluster: its replicas, not an empty restart, are how it recovers.
+// Redlock is not for a cluster: a Quorum's masters are independent
+// servers.
 //
 // # What a single server gives
 //

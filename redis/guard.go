@@ -115,7 +115,7 @@ func (m *Mutex) guarded(ctx context.Context, value string) error {
 // line again. It also keeps the Client's tokens on the key increasing
 // (see floors).
 func (m *Mutex) settle(ctx context.Context, value string, g grant) (*liveLock, error) {
-	if !m.c.srv.hooked {
+	if !m.c.srv.hooked && !m.c.srv.cluster {
 		// No hook saw the connection that granted: ask now, after the
 		// grant, so that a restart before it is seen.
 		if err := m.c.readServer(ctx); err != nil {

@@ -17,9 +17,14 @@ import (
 // the waiter's entry ("<entry> <token>", the entry starting with the
 // waiter's value), and the hub passes it to that waiter alone. Nothing
 // is subscribed or unsubscribed per lock or per wait.
+//
+// On Redis Cluster a Client has one hub per hash slot its waiters wait in
+// (see shards), each subscribed with SSUBSCRIBE to a sharded channel of
+// that slot, since the release script may only publish there.
 type hub struct {
-	rc   goredis.UniversalClient
-	name string // the channel
+	rc      goredis.UniversalClient
+	name    string // the channel
+	sharded bool   // SSUBSCRIBE to name, on a Redis Cluster client
 
 	mu      sync.Mutex
 	ps      *goredis.PubSub
@@ -51,9 +56,11 @@ type denial struct {
 	err  error
 }
 
-func newHub(rc goredis.UniversalClient) *hub {
+func newHub(rc goredis.UniversalClient) *hub { return newHubOn(rc, "baton:wake:"+randomValue(), false) }
+
+func newHubOn(rc goredis.UniversalClient, name string, sharded bool) *hub {
 	return &hub{
-		rc: rc, name: "baton:wake:" + randomValue(),
+		rc: rc, name: name, sharded: sharded,
 		ready: make(chan struct{}), denial: &denial{done: make(chan struct{})}, waiters: map[string]*listener{},
 		quit: make(chan struct{}), exited: make(chan struct{}),
 	}
@@ -78,7 +85,11 @@ func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 	} else if h.denial.err != nil {
 		// Refused before: ask again (the ACL may have changed).
 		h.denial = &denial{done: make(chan struct{})}
-		_ = h.ps.Subscribe(ctx, h.name)
+		if h.sharded {
+			_ = h.ps.SSubscribe(ctx, h.name)
+		} else {
+			_ = h.ps.Subscribe(ctx, h.name)
+		}
 	}
 	l := &listener{C: make(chan string, 1), value: value, h: h}
 	h.waiters[value] = l
@@ -106,12 +117,29 @@ func (h *hub) listen(ctx context.Context, value string) (*listener, error) {
 // the channel and resubscribes when it reconnects. h.mu is held and h.ps
 // is nil.
 func (h *hub) subscribe(ctx context.Context) {
-	ps := h.rc.Subscribe(context.WithoutCancel(ctx)) // no I/O without channels
+	ps := h.newPubSub(ctx)
 	h.ps = ps
 	go func() {
-		_ = ps.Subscribe(context.Background(), h.name)
+		h.sendSubscribe(ps)
 		h.run(ps)
 	}()
+}
+
+// newPubSub is a pub/sub connection without channels: no I/O.
+func (h *hub) newPubSub(ctx context.Context) *goredis.PubSub {
+	if h.sharded {
+		return h.rc.SSubscribe(context.WithoutCancel(ctx))
+	}
+	return h.rc.Subscribe(context.WithoutCancel(ctx))
+}
+
+// sendSubscribe asks the server for the hub's channel on ps.
+func (h *hub) sendSubscribe(ps *goredis.PubSub) {
+	if h.sharded {
+		_ = ps.SSubscribe(context.Background(), h.name)
+	} else {
+		_ = ps.Subscribe(context.Background(), h.name)
+	}
 }
 
 // prime subscribes the hub's channel if nothing has yet, without waiting
@@ -198,7 +226,13 @@ func (h *hub) run(ps *goredis.PubSub) {
 			return
 		default:
 		}
-		if err != nil {
+		moved := false
+		if s, ok := msg.(*goredis.Subscription); ok && err == nil && s.Kind == "sunsubscribe" && s.Channel == h.name {
+			// Unasked: the slot moved to another node (a migration, or
+			// this node was demoted by a failover).
+			moved = true
+		}
+		if err != nil || moved {
 			if err := MapError(err); refused(err) {
 				h.refused(err)
 			}
@@ -210,12 +244,20 @@ func (h *hub) run(ps *goredis.PubSub) {
 			case <-h.quit:
 				return
 			}
+			if h.sharded {
+				// go-redis reconnects a sharded subscription to the node
+				// its cached slot map names, and never learns that the
+				// slot moved: start over on a fresh map.
+				if ps = h.renew(ps); ps == nil {
+					return
+				}
+			}
 			continue
 		}
 		delay = 50 * time.Millisecond
 		switch m := msg.(type) {
 		case *goredis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == h.name {
+			if (m.Kind == "subscribe" || m.Kind == "ssubscribe") && m.Channel == h.name {
 				h.confirmed()
 			}
 		case *goredis.Message:
@@ -224,6 +266,26 @@ func (h *hub) run(ps *goredis.PubSub) {
 			}
 		}
 	}
+}
+
+// renew replaces the sharded subscription old with a new one, on the
+// node that owns the channel's slot once the cluster's slot map is read
+// again; nil if the hub closed.
+func (h *hub) renew(old *goredis.PubSub) *goredis.PubSub {
+	if cc, ok := h.rc.(*goredis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	ps := h.newPubSub(context.Background())
+	h.ps = ps
+	h.mu.Unlock()
+	_ = old.Close()
+	h.sendSubscribe(ps) // fails, and run retries, if close closed ps meanwhile
+	return ps
 }
 
 // confirmed marks the subscription live, and wakes every waiter: after a

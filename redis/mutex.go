@@ -62,15 +62,27 @@ type Mutex struct {
 func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	m := &Mutex{c: c}
 	m.init("redis", key, opts, m)
+	if c != nil && c.shards != nil {
+		m.k = clusterKeysFor(key)
+	}
 	return m
 }
 
 // giveBack deletes the key if it still holds h's value (with one GETDEL
 // while the lease is live) and hands the lock to the next waiter, even if
-// ctx is cancelled now (bounded by a couple of seconds).
+// ctx is cancelled now (bounded by a couple of seconds; on Redis Cluster,
+// by the lease's validity if longer).
 func (m *Mutex) giveBack(ctx context.Context, h *liveLock, lost error) error {
 	live := lost == nil && time.Now().Before(h.expiryTime())
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	bound := cleanupTimeout
+	if m.c.shards != nil && live {
+		// On Redis Cluster a release may meet a failover (the slot has no
+		// master until its replica is promoted): keep trying while the
+		// key may still be ours, so that the lock is handed on when the
+		// replica takes over instead of when the key expires.
+		bound = max(bound, time.Until(h.expiryTime()))
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
 	ok, err := m.release(rctx, h.value, place{}, live)
 	switch {
@@ -137,9 +149,16 @@ func (m *Mutex) takeOnce(ctx context.Context, value string, try bool) (*liveLock
 // Client), so that joining the line waits for no further round trip.
 func (m *Mutex) takeFree(ctx context.Context, value string, try bool) (h *liveLock, done bool, err error) {
 	if !try {
-		m.c.hub.prime(ctx)
+		m.c.hubFor(m.k.lock).prime(ctx)
 	}
-	g, err := m.quick(ctx, value)
+	var g grant
+	if m.c.shards != nil {
+		// On Redis Cluster the token is drawn by the script (see
+		// release.lua's draw), in the same one round trip.
+		g, err = runAcquire(ctx, m.c, m.k, value, m.ttl, modeTry, true, place{})
+	} else {
+		g, err = m.quick(ctx, value)
+	}
 	switch {
 	case err != nil:
 		return nil, true, m.giveUp(ctx, value, place{}, err)
@@ -162,7 +181,7 @@ func (m *Mutex) waitInLine(ctx context.Context, value string) (*liveLock, error)
 	// Listen before joining the line: a grant published after we join is
 	// then never missed. This is no I/O once the Client's one pub/sub
 	// channel is subscribed.
-	l, err := m.c.hub.listen(ctx, value)
+	l, err := m.c.hubFor(m.k.lock).listen(ctx, value)
 	if err != nil {
 		return nil, m.giveUp(ctx, value, place{}, err)
 	}
@@ -295,7 +314,10 @@ func runAcquire(ctx context.Context, c *Client, k keys, value string, ttl time.D
 // needs no acknowledgement.
 func runAcquireAck(ctx context.Context, c *Client, k keys, value string, ttl time.Duration, mode string, token bool, at place, replicas int) (grant, error) {
 	tok := "0"
-	if token {
+	switch {
+	case token && c.shards != nil:
+		tok = "c" // tokens never below the server time: see release.lua
+	case token:
 		tok = "1"
 	}
 	sweep := ""
@@ -304,7 +326,7 @@ func runAcquireAck(ctx context.Context, c *Client, k keys, value string, ttl tim
 	}
 	g := grant{sent: time.Now()}
 	cmd, ackErr := c.evalAck(ctx, replicas, ttl, acquireScript, k.all(),
-		value, ttl.Milliseconds(), mode, tok, at.entry, at.ticket, c.hub.name, waitLife(ttl).Milliseconds(), sweep)
+		value, ttl.Milliseconds(), mode, tok, at.entry, at.ticket, c.hubFor(k.lock).name, waitLife(ttl).Milliseconds(), sweep)
 	res, err := cmd.Slice()
 	if err != nil {
 		return g, err
@@ -425,7 +447,9 @@ func (m *Mutex) held(value string, g grant) *liveLock {
 // holds our value) the script deletes the key with one GETDEL.
 func (m *Mutex) release(ctx context.Context, value string, at place, live bool) (bool, error) {
 	args := []any{value, at.entry, "1"}
-	if live {
+	if m.c.shards != nil {
+		args = []any{value, at.entry, "c", "c"} // see release.lua
+	} else if live {
 		args = append(args, "d", m.ttl.Milliseconds())
 	}
 	n, err := m.c.eval(ctx, releaseScript, m.k.all(), args...).Int64()

@@ -37,3 +37,11 @@ func keysFor(k string) keys {
 }
 
 func (k keys) all() []string { return []string{k.lock, k.token, k.queue} }
+
+// clusterKeysFor is the key layout of a lock named K on Redis Cluster: K,
+// and the other keys with K as their hash tag, {K}:token and {K}:queue
+// (rediskeys.ClusterKeys), all in K's slot.
+func clusterKeysFor(k string) keys {
+	token, queue := rediskeys.ClusterKeys(k)
+	return keys{lock: k, token: token, queue: queue}
+}

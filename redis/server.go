@@ -23,7 +23,8 @@ import (
 // until a ttl has passed: a Mutex keeps such a grant without holding
 // until then, a Redlock does not count the master toward a quorum.
 type server struct {
-	hooked bool // onConnect is installed on every connection
+	hooked  bool // onConnect is installed on every connection
+	cluster bool // Redis Cluster: many processes, no one run_id; no guard
 
 	mu      sync.Mutex
 	runID   string
@@ -104,6 +105,9 @@ type guardState struct {
 // guard says whether, and for how long, the restart guard keeps locks of
 // ttl off the server.
 func (s *server) guard(ttl time.Duration) guardState {
+	if s.cluster {
+		return guardState{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runID == "" {

@@ -3,7 +3,7 @@
 -- ARGV[1] our value (32 hex digits), ARGV[2] lock ttl ms, ARGV[3] "t" to
 -- only try, "w" to join the line when not granted, "f" for Redlock's fair
 -- wait (the key goes to the earliest ticket; see below), ARGV[4] "1" to draw a
--- fencing token, ARGV[5] our current entry in the line ("" if none),
+-- fencing token ("c" on Redis Cluster: see release.lua's draw, "0" for none), ARGV[5] our current entry in the line ("" if none),
 -- ARGV[6] our ticket (zset score; "" to take the server time in µs),
 -- ARGV[7] the pub/sub channel that wakes us, ARGV[8] how long our entry
 -- lives without a refresh, ms, ARGV[9] "1" to also leave every other entry
@@ -26,9 +26,10 @@ local function leave()
 end
 
 local function draw()
-  if ARGV[4] ~= '1' then return 0 end
+  if ARGV[4] == '0' then return 0 end
   local n = redis.call('INCR', KEYS[2])
-  if n < 1000000000000000 then
+  -- On Redis Cluster ("c") never below the server time: see release.lua.
+  if n < 1000000000000000 or ARGV[4] == 'c' then
     -- The counter was missing (first use, or the server restarted empty):
     -- seed it with the server time in µs so tokens keep increasing.
     local t = redis.call('TIME')
@@ -91,7 +92,7 @@ if ARGV[3] == 'f' then
       end
       leave()
       local tok = 0
-      if ARGV[4] == '1' then tok = tonumber(redis.call('GET', KEYS[2]) or '0') end
+      if ARGV[4] ~= '0' then tok = tonumber(redis.call('GET', KEYS[2]) or '0') end
       return {1, tok, tonumber(ARGV[2])}
     elseif ov then
       redis.call('SET', KEYS[1], v .. '+', 'PX', ARGV[2])
@@ -117,7 +118,7 @@ if cur == v or cur == v .. '+' then
   -- Ours already: handed to us by a release, or a retry of a grant whose
   -- reply was lost. Nobody else draws a token while we hold the key.
   local tok = 0
-  if ARGV[4] == '1' then tok = tonumber(redis.call('GET', KEYS[2]) or '0') end
+  if ARGV[4] ~= '0' then tok = tonumber(redis.call('GET', KEYS[2]) or '0') end
   return {1, tok, redis.call('PTTL', KEYS[1])}
 end
 if ARGV[3] == 't' then
@@ -138,10 +139,18 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ticket = ARGV[6]
 if ticket == '' then ticket = t[1] .. string.format('%06d', tonumber(t[2])) end
-leave()
 local life = tonumber(ARGV[8])
 local entry = v .. '|' .. string.format('%d', now + life) .. '|' .. ARGV[2] .. '|' .. ARGV[7]
-redis.call('ZADD', KEYS[3], ticket, entry)
+if ARGV[4] == 'c' then
+  -- Redis Cluster: the new entry first, so that the line never empties
+  -- here: a key this script deleted could not be written again while its
+  -- slot migrates.
+  redis.call('ZADD', KEYS[3], ticket, entry)
+  if ARGV[5] ~= '' and ARGV[5] ~= entry then redis.call('ZREM', KEYS[3], ARGV[5]) end
+else
+  leave()
+  redis.call('ZADD', KEYS[3], ticket, entry)
+end
 -- The line outlives every live entry: its expiry is pushed to two entry
 -- lives whenever less than one is left, so an entry (which lives one) never
 -- outlasts it, and a line whose waiters all died goes away. (PEXPIRE is a

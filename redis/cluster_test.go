@@ -1,0 +1,198 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/rediskeys"
+	"github.com/batonhq/baton/internal/redistest"
+	"github.com/batonhq/baton/redis"
+)
+
+// TestCluster runs the Redis Cluster tests on one cluster of three
+// masters with a replica each. The slot migration and the failover
+// under load are in the fault suite (reliability/redis_cluster_test.go).
+func TestCluster(t *testing.T) {
+	start := time.Now()
+	cl := redistest.StartCluster(t, 3, 1)
+	t.Logf("cluster up in %v", time.Since(start).Round(time.Millisecond))
+	t.Run("KeysInOneSlot", func(t *testing.T) { testClusterKeysInOneSlot(t, cl) })
+	t.Run("Locker", func(t *testing.T) { testClusterLocker(t, cl) })
+}
+
+// dialCluster connects to the cluster and closes the client when the test
+// ends.
+func dialCluster(t testing.TB, cl *redistest.Cluster) *redis.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := redis.Dial(ctx, cl.URL())
+	if err != nil {
+		t.Fatalf("dial %s: %v", cl.URL(), err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// The server's CLUSTER KEYSLOT agrees with the key layout: a lock's keys
+// are in the slot of its name, braces or not.
+func testClusterKeysInOneSlot(t *testing.T, cl *redistest.Cluster) {
+	c := dialCluster(t, cl)
+	ctx := within(t, 20*time.Second)
+	for _, name := range []string{"x", "/x", "a/b", "jobs/x", "a{b}", "{b}a", "a{}b", "a}b", "a{b"} {
+		tok, q := rediskeys.ClusterKeys(name)
+		for _, k := range []string{name, tok, q, rediskeys.Channel(rediskeys.Slot(name), "id")} {
+			got, err := c.Redis().ClusterKeySlot(ctx, k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int(got) != rediskeys.Slot(name) {
+				t.Errorf("%q: key %q in slot %d, the name in %d", name, k, got, rediskeys.Slot(name))
+			}
+		}
+		// And a lock on it works, with a waiter handed the lock.
+		m1, m2 := redis.NewMutex(c, name), redis.NewMutex(dialCluster(t, cl), name)
+		l1, err := m1.Lock(ctx)
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		got := make(chan error, 1)
+		var l2 *baton.Lease
+		go func() {
+			var err error
+			l2, err = m2.Lock(ctx)
+			got <- err
+		}()
+		waitQueued(t, c, tok, q)
+		if err := m1.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("%q: waiter: %v", name, err)
+		}
+		if l2.Token() <= l1.Token() {
+			t.Errorf("%q: tokens %d then %d", name, l1.Token(), l2.Token())
+		}
+		if err := m2.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitQueued waits until the line q has an entry.
+func waitQueued(t *testing.T, c *redis.Client, _, q string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := c.Redis().ZCard(context.Background(), q).Result()
+		if err == nil && n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nobody joined line %s within 10s (%v)", q, err)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the server
+	}
+}
+
+// testClusterLocker runs the baton.Locker suite on Cluster-backed
+// Mutexes, each on a Client of its own whose connections a switch can
+// cut.
+func testClusterLocker(t *testing.T, cl *redistest.Cluster) {
+	batontest.RunLocker(t, batontest.LockerHarness{
+		Name:      "redis.Mutex on Redis Cluster",
+		Reentrant: true,
+		Tokens:    true,
+		New: func(t *testing.T, n int, ttl time.Duration) batontest.LockerSet {
+			if ttl == 0 {
+				ttl = time.Second
+			}
+			key := freshKey(t)
+			direct := dialCluster(t, cl)
+			tok, q := rediskeys.ClusterKeys(key)
+			_ = tok
+			cuts := make([]*cutDialer, n)
+			lockers := make([]baton.Locker, n)
+			for i := range lockers {
+				cuts[i] = &cutDialer{conns: map[net.Conn]bool{}}
+				c := redis.NewClient(goredis.NewClusterClient(&goredis.ClusterOptions{
+					Addrs: addrsOf(cl), Dialer: cuts[i].dial,
+					ContextTimeoutEnabled: true, MaxRetries: -1, MaxRedirects: 14,
+				}))
+				t.Cleanup(func() { _ = c.Close(); _ = c.Redis().Close() })
+				lockers[i] = redis.NewMutex(c, key, redis.WithTTL(ttl))
+			}
+			return batontest.LockerSet{
+				Lockers: lockers,
+				Contenders: func(t *testing.T) int {
+					ctx := context.Background()
+					held, err := direct.Redis().Exists(ctx, key).Result()
+					if err != nil {
+						t.Fatal(err)
+					}
+					line, err := direct.Redis().ZCard(ctx, q).Result()
+					if err != nil {
+						t.Fatal(err)
+					}
+					return int(held + line)
+				},
+				Cut: func(t *testing.T, i int) func() {
+					cuts[i].set(true)
+					return func() { cuts[i].set(false) }
+				},
+			}
+		},
+	})
+}
+
+func addrsOf(cl *redistest.Cluster) []string {
+	var out []string
+	for _, s := range cl.Nodes {
+		out = append(out, s.Addr())
+	}
+	return out
+}
+
+// cutDialer dials the cluster's nodes, or while cut refuses to and has
+// closed every connection it made: the client is cut off every node.
+type cutDialer struct {
+	mu    sync.Mutex
+	cut   bool
+	conns map[net.Conn]bool
+}
+
+var errCut = errors.New("cut off (test)")
+
+func (d *cutDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cut {
+		return nil, errCut
+	}
+	var nd net.Dialer
+	cn, err := nd.DialContext(ctx, network, addr)
+	if err == nil {
+		d.conns[cn] = true
+	}
+	return cn, err
+}
+
+func (d *cutDialer) set(cut bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cut = cut
+	if cut {
+		for cn := range d.conns {
+			_ = cn.Close()
+		}
+		d.conns = map[net.Conn]bool{}
+	}
+}
