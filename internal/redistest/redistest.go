@@ -42,6 +42,8 @@ type Config struct {
 	TLS bool
 	// Conf are more redis.conf lines ("replicaof 127.0.0.1 6379").
 	Conf []string
+	// Cluster starts the server in cluster mode (see StartCluster).
+	Cluster bool
 
 	sentinel bool // run redis-sentinel: ready at "+monitor"
 }
@@ -205,6 +207,9 @@ func (s *Server) writeConfig() (string, error) {
 	b.WriteString("save \"\"\nappendonly no\ndaemonize no\nprotected-mode no\nloglevel notice\nlogfile \"\"\n")
 	if s.cfg.Password != "" {
 		fmt.Fprintf(&b, "requirepass %s\n", s.cfg.Password)
+	}
+	if s.cfg.Cluster {
+		fmt.Fprintf(&b, "cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-node-timeout %d\n", NodeTimeout.Milliseconds())
 	}
 	for _, u := range s.cfg.Users {
 		fmt.Fprintf(&b, "user %s\n", u)
