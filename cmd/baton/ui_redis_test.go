@@ -14,7 +14,8 @@ import (
 )
 
 // TestUIRedis: on redis:// (a server without keyspace notifications: the
-// page re-reads every 500 ms) and redlock:// (three servers with them on)
+// page re-reads every 500 ms), redlock:// (three servers with them on)
+// and redis-cluster:// (three masters and their replicas, polled)
 // the page lists baton's locks under the prefix with the holder's and the
 // waiters' identities in line order, the fencing token and the TTL left,
 // and shows the hand-off within a second.
@@ -25,14 +26,27 @@ func TestUIRedis(t *testing.T) {
 		servers      int
 		notify       bool
 		live         string
+		cluster      bool
 	}{
-		{"redis", "redis", 1, false, ui.LivePolling},
-		{"redlock", "redlock", 3, true, ui.LiveNotifications},
+		{"redis", "redis", 1, false, ui.LivePolling, false},
+		{"redlock", "redlock", 3, true, ui.LiveNotifications, false},
+		// One server: the master of the lock's slot.
+		{"cluster", "redis-cluster", 1, false, ui.LivePolling, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var addrs []string
-			for _, s := range redistest.StartN(t, tc.servers, redistest.Config{}) {
+			var other goredis.Cmdable
+			if tc.cluster {
+				cl := redistest.StartCluster(t, 3, 1)
+				for _, s := range cl.Nodes {
+					addrs = append(addrs, s.Addr())
+				}
+				cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
+				t.Cleanup(func() { _ = cc.Close() })
+				other = cc
+			}
+			for _, s := range redistest.StartN(t, tc.servers*btoi(!tc.cluster), redistest.Config{}) {
 				addrs = append(addrs, s.Addr())
 				if tc.notify {
 					c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
@@ -54,11 +68,14 @@ func TestUIRedis(t *testing.T) {
 			holder.waitOutput("BATON_TOKEN=", 30*time.Second)
 			waiter := start(t, e, "lock", name)
 			// An unrelated key under the prefix is not a lock.
-			c := goredis.NewClient(&goredis.Options{Addr: addrs[0]})
-			if err := c.Set(context.Background(), "uir:"+tc.name+":other", "x", 0).Err(); err != nil {
+			if other == nil {
+				c := goredis.NewClient(&goredis.Options{Addr: addrs[0]})
+				t.Cleanup(func() { _ = c.Close() })
+				other = c
+			}
+			if err := other.Set(context.Background(), "uir:"+tc.name+":other", "x", 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			_ = c.Close()
 			url := startUI(t, e, "--prefix", "uir:"+tc.name)
 			navigate(t, ctx, url)
 			// Each server's holder and line: on Redlock, three of each. The
@@ -106,4 +123,11 @@ func redisRowsJS(name string) string {
 	return fmt.Sprintf(`(() => { const b = [...document.querySelectorAll(".instance")].find(e => e.dataset.name === %q);
   if (!b) return "absent";
   return [...b.querySelectorAll("tr.entry")].map(r => r.dataset.role + ":" + (r.querySelector(".identity").textContent.startsWith("foreign") ? "foreign" : "baton")).join(",") })()`, name)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -322,7 +322,7 @@ func DescribeRedis(name string, u URL, locks []RedisLock, now time.Time) layout.
 		for i, w := range l.Waiters {
 			waiting[w] = true
 			rep.Entries = append(rep.Entries, redisEntry(layout.Entry{Pos: len(rep.Entries) + 1, Recipe: layout.RecipeMutex,
-				Role: layout.RoleWaiter, TTL: -1, Seq: int64(i + 1), Kind: backend.KindLock, Node: key + ":queue@" + l.Server}, w, now))
+				Role: layout.RoleWaiter, TTL: -1, Seq: int64(i + 1), Kind: backend.KindLock, Node: l.LineKey(key) + "@" + l.Server}, w, now))
 		}
 	}
 	if len(rep.Entries) > 0 {

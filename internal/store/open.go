@@ -160,7 +160,7 @@ func open(ctx context.Context, u URL, o Options) (*Store, error) {
 		return openEtcd(ctx, u, o)
 	case ZooKeeper, ZooKeeperTLS:
 		return openZK(ctx, u, o)
-	case Redis, RedisTLS, Redlock, RedisSentinel, RedisSentinelTLS:
+	case Redis, RedisTLS, Redlock, RedisSentinel, RedisSentinelTLS, RedisCluster, RedisClusterTLS:
 		return openRedis(ctx, u, o)
 	case Postgres:
 		return openPostgres(ctx, u, o)

@@ -32,6 +32,18 @@ type RedisLock struct {
 	// Waiters are the waiters' values in line order (from the entries
 	// "<value>|<deadline>|<ttl>|<channel>" of K:queue).
 	Waiters []string
+	// Queue is the key of the line read: K:queue, or {K}:queue on a
+	// Redis Cluster ("" in a RedisLock made by hand: see LineKey).
+	Queue string
+}
+
+// LineKey is the key of the line of lock key: l.Queue, or key:queue
+// when l does not say.
+func (l RedisLock) LineKey(key string) string {
+	if l.Queue != "" {
+		return l.Queue
+	}
+	return key + rediskeys.Queue
 }
 
 // InspectRedis reads lock name (its key, redis.KeyOf) on every server of
@@ -51,7 +63,8 @@ func InspectRedis(ctx context.Context, u URL, name string, o Options) ([]RedisLo
 type RedisInspector struct {
 	u       URL
 	dial    time.Duration
-	clients []*goredis.Client // one per u.Hosts
+	clients []*goredis.Client      // one per u.Hosts
+	cluster *goredis.ClusterClient // a Redis Cluster's, instead of clients
 }
 
 // NewRedisInspector returns an inspector of the servers of a redis://,
@@ -70,6 +83,9 @@ func NewRedisInspector(u URL, o Options) (*RedisInspector, error) {
 	silence.Do(func() { goredis.SetLogger(quiet{}) })
 	if u.IsSentinel() {
 		return in.sentinel(o)
+	}
+	if u.IsRedisCluster() {
+		return in, in.dialCluster(o)
 	}
 	for _, h := range u.Hosts {
 		one := u
@@ -115,13 +131,22 @@ func (in *RedisInspector) sentinel(o Options) (*RedisInspector, error) {
 
 // Close closes the clients.
 func (in *RedisInspector) Close() {
+	if in.cluster != nil {
+		_ = in.cluster.Close()
+	}
 	for _, c := range in.clients {
 		_ = c.Close()
 	}
 }
 
-// Clients are the inspector's clients, one per server in URL order.
-func (in *RedisInspector) Clients() []*goredis.Client { return in.clients }
+// Clients are the inspector's clients, one per server in URL order (on
+// a Redis Cluster, one per master, as the cluster says now).
+func (in *RedisInspector) Clients() []*goredis.Client {
+	if in.cluster != nil {
+		return in.masters()
+	}
+	return in.clients
+}
 
 // each runs f on every server at once and joins the errors as
 // InspectRedis reports them.
@@ -154,10 +179,13 @@ func (in *RedisInspector) each(ctx context.Context, f func(ctx context.Context, 
 // Inspect reads lock name (its key, redis.KeyOf) on every server.
 func (in *RedisInspector) Inspect(ctx context.Context, name string) ([]RedisLock, error) {
 	name = redis.KeyOf(name) // the lock's key, as the lock uses it
+	if in.cluster != nil {
+		return in.inspectCluster(ctx, name)
+	}
 	out := make([]RedisLock, len(in.clients))
 	err := in.each(ctx, func(ctx context.Context, i int, c *goredis.Client) error {
 		var err error
-		out[i], err = inspectOne(ctx, c, in.u.Hosts[i], name)
+		out[i], err = inspectOne(ctx, c, in.u.Hosts[i], name, name+rediskeys.Token, name+rediskeys.Queue)
 		return err
 	})
 	if err != nil {
@@ -172,6 +200,9 @@ func (in *RedisInspector) Inspect(ctx context.Context, name string) ([]RedisLock
 // and K holds a baton value (32 hex digits) while held (a Redlock keeps
 // no K:token). Each SCAN batch's other keys are read in one pipeline.
 func (in *RedisInspector) Names(ctx context.Context, prefix string, limit int) (names []string, more bool, err error) {
+	if in.cluster != nil {
+		return in.namesCluster(ctx, prefix, limit)
+	}
 	sets := make([]map[string]bool, len(in.clients))
 	over := make([]bool, len(in.clients))
 	err = in.each(ctx, func(ctx context.Context, i int, c *goredis.Client) error {
@@ -253,13 +284,16 @@ func EscapeGlob(s string) string {
 	return b.String()
 }
 
-func inspectOne(ctx context.Context, c *goredis.Client, server, name string) (RedisLock, error) {
-	rl := RedisLock{Server: server}
+// inspectOne reads the lock name, whose token counter and line are the
+// keys token and queue, on one server (or the cluster's master of its
+// slot).
+func inspectOne(ctx context.Context, c goredis.Cmdable, server, name, token, queue string) (RedisLock, error) {
+	rl := RedisLock{Server: server, Queue: queue}
 	pipe := c.Pipeline()
 	get := pipe.Get(ctx, name)
 	ttl := pipe.PTTL(ctx, name)
-	tok := pipe.Get(ctx, name+rediskeys.Token)
-	queue := pipe.ZRange(ctx, name+rediskeys.Queue, 0, -1)
+	tok := pipe.Get(ctx, token)
+	line := pipe.ZRange(ctx, queue, 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
 		return rl, err
 	}
@@ -271,7 +305,7 @@ func inspectOne(ctx context.Context, c *goredis.Client, server, name string) (Re
 	if s, err := tok.Result(); err == nil {
 		rl.Token, _ = strconv.ParseInt(s, 10, 64)
 	}
-	entries, _ := queue.Result()
+	entries, _ := line.Result()
 	for _, e := range entries {
 		v, _, _ := strings.Cut(e, "|")
 		rl.Waiters = append(rl.Waiters, v)

@@ -36,10 +36,14 @@ const (
 	RedisSentinel    = "redis-sentinel"
 	RedisSentinelTLS = "rediss-sentinel"
 	Postgres         = "postgres" // also spelled postgresql://
+	// RedisCluster and RedisClusterTLS name a Redis Cluster by some of
+	// its nodes.
+	RedisCluster    = "redis-cluster"
+	RedisClusterTLS = "rediss-cluster"
 )
 
 // schemes lists the kinds for messages.
-const schemes = "zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel, redlock or postgres"
+const schemes = "zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel, redlock, redis-cluster, rediss-cluster or postgres"
 
 // defaultPort is the port assumed for a host given without one.
 var defaultPort = map[string]string{
@@ -53,6 +57,8 @@ var defaultPort = map[string]string{
 	// Sentinel's usual port.
 	RedisSentinel:    "26379",
 	RedisSentinelTLS: "26379",
+	RedisCluster:     "6379",
+	RedisClusterTLS:  "6379",
 }
 
 // ErrBadURL is wrapped by every URL parse error.
@@ -64,11 +70,11 @@ var ErrHalfCredentials = errors.New("credentials are USER:PASSWORD@, both non-em
 
 // URL is a parsed store URL.
 type URL struct {
-	// Scheme is the store kind: zk, zks, etcd, etcds, redis, rediss or
-	// redlock.
+	// Scheme is the store kind: zk, zks, etcd, etcds, redis, rediss,
+	// redlock, redis-cluster or rediss-cluster.
 	Scheme string
-	// TLS is set for the kinds that connect over TLS: zks, etcds and
-	// rediss.
+	// TLS is set for the kinds that connect over TLS: zks, etcds, rediss
+	// and rediss-cluster.
 	TLS bool
 	// Hosts are host:port pairs, each with its port filled in.
 	Hosts []string
@@ -98,6 +104,7 @@ type URL struct {
 //	redlock://[user:pass@]h:p,h:p,…[/db]
 //	redis-sentinel://[user:pass@]h:p[,h:p…]/MASTER[/db][?sentinel_user=U&sentinel_password=P]
 //	rediss-sentinel://… (TLS, to the sentinels and the master)
+//	redis-cluster://[user:pass@]h:p,h:p,…  rediss-cluster://… (TLS)
 //
 // A host without a port gets the store's usual port. The empty string is
 // Default. User and password may be percent-escaped; the password ends at
@@ -143,10 +150,14 @@ func parse(raw string) (URL, error) {
 	authority, path, hasPath := strings.Cut(rest, "/")
 	switch u.Scheme {
 	case ZooKeeper, ZooKeeperTLS, Etcd, EtcdTLS, Redis, RedisTLS, Redlock, RedisSentinel, RedisSentinelTLS:
+	case RedisCluster, RedisClusterTLS:
+		if path != "" {
+			return URL{}, fmt.Errorf("%s:// takes no database: a cluster has only database 0", u.Scheme)
+		}
 	default:
 		return URL{}, fmt.Errorf("unknown scheme %q (want %s)", scheme, schemes)
 	}
-	u.TLS = u.Scheme == ZooKeeperTLS || u.Scheme == EtcdTLS || u.Scheme == RedisTLS || u.Scheme == RedisSentinelTLS
+	u.TLS = u.Scheme == ZooKeeperTLS || u.Scheme == EtcdTLS || u.Scheme == RedisTLS || u.Scheme == RedisSentinelTLS || u.Scheme == RedisClusterTLS
 	if (u.User != "" || u.Password != "") && (u.User == "" || u.Password == "") && !u.isRedis() {
 		return URL{}, fmt.Errorf("%s:// %w", u.Scheme, ErrHalfCredentials)
 	}
@@ -210,8 +221,12 @@ func parse(raw string) (URL, error) {
 }
 
 func (u *URL) isRedis() bool {
-	return u.Scheme == Redis || u.Scheme == RedisTLS || u.Scheme == Redlock || u.IsSentinel()
+	return u.Scheme == Redis || u.Scheme == RedisTLS || u.Scheme == Redlock || u.IsSentinel() || u.IsRedisCluster()
 }
+
+// IsRedisCluster reports whether the store is a Redis Cluster
+// (redis-cluster or rediss-cluster).
+func (u URL) IsRedisCluster() bool { return u.Scheme == RedisCluster || u.Scheme == RedisClusterTLS }
 
 // OneRedisMaster reports whether the store is one Redis master: redis://,
 // rediss://, or a Sentinel-managed one (whose replicas WithReplicas can

@@ -34,6 +34,8 @@ func TestParse(t *testing.T) {
 		{"redlock://a:1,b:2,c:3", URL{Scheme: Redlock, Hosts: []string{"a:1", "b:2", "c:3"}}, "redlock://a:1,b:2,c:3"},
 		{"redis-sentinel://a:1,b,c:3/mymaster", URL{Scheme: RedisSentinel, Hosts: []string{"a:1", "b:26379", "c:3"}, Master: "mymaster"}, "redis-sentinel://a:1,b:26379,c:3/mymaster"},
 		{"rediss-sentinel://u:p@a/m/2?sentinel_password=s%26p&sentinel_user=sv", URL{Scheme: RedisSentinelTLS, TLS: true, Hosts: []string{"a:26379"}, User: "u", Password: "p", Master: "m", DB: 2, SentinelUser: "sv", SentinelPassword: "s&p"}, "rediss-sentinel://u:xxxxx@a:26379/m/2?sentinel_password=xxxxx&sentinel_user=sv"},
+		{"redis-cluster://a:1,b,c:3", URL{Scheme: RedisCluster, Hosts: []string{"a:1", "b:6379", "c:3"}}, "redis-cluster://a:1,b:6379,c:3"},
+		{"Rediss-Cluster://u:p@a:1/", URL{Scheme: RedisClusterTLS, TLS: true, Hosts: []string{"a:1"}, User: "u", Password: "p"}, "rediss-cluster://u:xxxxx@a:1"},
 	} {
 		got, err := Parse(tc.in)
 		if err != nil {
@@ -58,6 +60,7 @@ func TestParseErrors(t *testing.T) {
 		"etcds://h/x", "zks://h/a/./b", "zks://", "etcds://u:p@", "zk://h/a@b", "https://h",
 		"redis-sentinel://a,b", "redis-sentinel://a/", "redis-sentinel://a/m/x", "redis-sentinel://a/m?password=x",
 		"redis-sentinel://a/m?sentinel_user=a&sentinel_user=b", "redis-sentinel://a/m#f", "redis-sentinel://a/m%20x",
+		"redis-cluster://h/1", "redis-cluster://", "redis-cluster://a,a", "rediss-cluster://h?x=1",
 	} {
 		if u, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) = %+v, want an error", in, u)
