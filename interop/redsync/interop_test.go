@@ -248,3 +248,70 @@ func TestRedlockAndRedsyncExcludeEachOther(t *testing.T) {
 		})
 	}
 }
+
+// On Redis Cluster, baton's Mutex and redsync given the same name
+// contend on one key (baton's other keys carry the name as a hash tag, in
+// the key's slot), for every spelling of it.
+func TestClusterMutexAndRedsyncExcludeEachOther(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 1)
+	var addrs []string
+	for _, s := range cl.Nodes {
+		addrs = append(addrs, s.Addr())
+	}
+	rsCluster := func(t *testing.T) *redsync.Redsync {
+		c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
+		t.Cleanup(func() { _ = c.Close() })
+		return redsync.New(rsgoredis.NewPool(c))
+	}
+	dialCluster := func(t *testing.T) *redis.Client {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := redis.Dial(ctx, cl.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	for _, k := range spellings(t) {
+		t.Run(strings.ReplaceAll(k, "/", "_"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			rm := rsCluster(t).NewMutex(k, redsync.WithExpiry(2*time.Second), redsync.WithTries(1))
+			bm := redis.NewMutex(dialCluster(t), k, redis.WithTTL(time.Second))
+			if _, err := bm.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := rm.LockContext(ctx); err == nil {
+				t.Fatal("redsync locked a key baton holds")
+			}
+			if err := bm.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := rm.LockContext(ctx); err != nil {
+				t.Fatalf("redsync on a free key: %v", err)
+			}
+			if _, err := bm.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+				t.Fatalf("baton TryLock on a key redsync holds: %v", err)
+			}
+			// A baton waiter wakes when redsync's key is gone.
+			got := make(chan error, 1)
+			go func() { _, err := bm.Lock(ctx); got <- err }()
+			if ok, err := rm.UnlockContext(ctx); !ok || err != nil {
+				t.Fatalf("redsync unlock: %v %v", ok, err)
+			}
+			if err := <-got; err != nil {
+				t.Fatal(err)
+			}
+			_ = bm.Unlock(ctx)
+
+			var lockers []locker
+			for range 3 {
+				lockers = append(lockers, batonLocker{redis.NewMutex(dialCluster(t), k, redis.WithTTL(2*time.Second))})
+				rsm := rsCluster(t).NewMutex(k, redsync.WithExpiry(2*time.Second), redsync.WithRetryDelay(time.Millisecond))
+				lockers = append(lockers, rsLocker{rsm})
+			}
+			exclusion(t, ctx, lockers, 6)
+		})
+	}
+}
