@@ -167,3 +167,27 @@ func (l redsyncLocker) Unlock(ctx context.Context) error {
 	_, err := l.m.UnlockContext(ctx)
 	return err
 }
+
+// redsyncClusterFactory: redsync over one go-redis ClusterClient (one
+// pool: a cluster is one Redis, not Redlock's independent masters).
+type redsyncClusterFactory struct{ addrs []string }
+
+func (f redsyncClusterFactory) Open(ctx context.Context) (bench.Client, error) {
+	cc := goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: f.addrs, ContextTimeoutEnabled: true})
+	if err := cc.Ping(ctx).Err(); err != nil {
+		_ = cc.Close()
+		return nil, err
+	}
+	return redsyncClusterClient{rs: redsync.New(goredis.NewPool(cc)), cc: cc}, nil
+}
+
+type redsyncClusterClient struct {
+	rs *redsync.Redsync
+	cc *goredislib.ClusterClient
+}
+
+func (c redsyncClusterClient) Locker(name string) bench.Locker {
+	return redsyncLocker{c.rs.NewMutex(name, redsync.WithExpiry(peerTTL), redsync.WithTries(math.MaxInt32))}
+}
+
+func (c redsyncClusterClient) Close(context.Context) error { return c.cc.Close() }

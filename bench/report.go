@@ -214,6 +214,7 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	writeRedisTargets(&b, rs)
 	writeSentinelRows(&b, rs)
 	writePgTargets(&b, rs)
+	writeClusterTargets(&b, rs)
 	if b, err := os.ReadFile(analysisFile); err == nil {
 		w("\n%s\n", strings.TrimSpace(string(b)))
 	}
@@ -251,7 +252,7 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	w("- Servers, all on loopback, fresh for the run: ZooKeeper %s from Debian's jars (standalone, `tickTime=2000`, default `forceSync`), ", "3.8")
 	w("etcd in-process (`etcd/embedded`, v3.7 server, default raft timings) as `etcd`, the same with fsync off and a 10 ms raft tick (`embedded.Config.Fast`) as `etcd-nofsync`, Debian's `/usr/bin/etcd` 3.4 as `etcd34`, ")
 	w("three `baton serve` member processes on loopback (a cluster: default raft timings, fsync on, clients spread over the three) as `serve3`, ")
-	w("redis-server 7.0 (no persistence) ×1 as `redis` and ×5 as `redlock5`, ")
+	w("redis-server 7.0 (no persistence) ×1 as `redis`, ×5 as `redlock5` and ×6 as `redis-cluster` (three masters, a replica each), ")
 	w("PostgreSQL 15 from Debian's package (`initdb`, then `postgres` as the postgres user, `pg_stat_statements` preloaded) with its default durability (fsync, synchronous commit) as `postgres` and with fsync off as `postgres-nofsync`. ")
 	w("On the etcd stores the 8-contender rounds also run `etcd-gateway`: etcd's server-side lock (v3lock) over its HTTP/JSON gateway, one lease per client, as a program in any language takes it (docs/any-language.md).\n")
 	w("- Timed runs: %s at 8 contenders, %s otherwise (uncontended, floors, the other contender counts); contenders %v. ", p.duration, p.sweepDur, p.sweep)

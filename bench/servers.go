@@ -275,3 +275,24 @@ func startServeCluster(base, bin string) ([]*server, error) {
 	}
 	return servers, nil
 }
+
+// joinRedisCluster makes the servers at addrs (started with
+// --cluster-enabled yes) one Redis Cluster, a replica for each master,
+// and waits until every node reports cluster_state:ok.
+func joinRedisCluster(addrs []string, replicas int) error {
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", fmt.Sprint(replicas), "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
+	}
+	return waitFor(30*time.Second, func() error {
+		for _, a := range addrs {
+			host, port, _ := net.SplitHostPort(a)
+			out, err := exec.Command("redis-cli", "-h", host, "-p", port, "cluster", "info").Output()
+			if err != nil || !strings.Contains(string(out), "cluster_state:ok") {
+				return fmt.Errorf("%s: cluster not ok yet: %v", a, err)
+			}
+		}
+		return nil
+	})
+}

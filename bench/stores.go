@@ -39,6 +39,16 @@ func runStore(ctx context.Context, p plan, base, st string, emit func(bench.Resu
 		t.Store = st
 		impls = append(impls, t)
 	}
+	if rg.manyOnly {
+		// Independent names over the cluster's slots, 4 clients each, in
+		// interleaved rounds (baton, redsync, baton, …).
+		r.warm(floorT, impls)
+		for _, n := range rg.manyLocks {
+			r.rounds(impls, func(bench.Target) bench.Config { return bench.Config{Workload: "many", Clients: 4, Locks: n} },
+				func(res bench.Result) float64 { return res.AcqPerS }, "acq/s")
+		}
+		return r.notes, nil
+	}
 	r.warm(floorT, impls)
 	r.rounds(append(append([]bench.Target{floorT}, rg.cycleFloors...), impls...), uncontendedCfg(p), cycleP50, "cycle p50 µs")
 	r.sweep(append(append(rg.handOffFloors, impls...), rg.handOffPeers...), impls)
@@ -81,6 +91,7 @@ type rig struct {
 	herd                                     bool  // run the herd workload
 	herdBatonOnly                            bool  // not on the peer (its waiters sleep a lease)
 	manyLocks                                []int // the many workload's lock counts
+	manyOnly                                 bool  // run the many workload alone, in rounds
 	footprint                                bool  // measure the footprint of 1,000 waiters
 	// extraImpls run as baton and the peer do (baton with other options);
 	// probe, if set, makes the probe of baton and the floor (a store
@@ -114,6 +125,8 @@ func (r *rig) start(ctx context.Context, p plan, base string) error {
 		err = r.startPostgres(base, true)
 	case "postgres-nofsync":
 		err = r.startPostgres(base, false)
+	case "redis-cluster":
+		err = r.startRedisCluster(base)
 	default:
 		return fmt.Errorf("unknown store %q", r.st)
 	}
@@ -248,6 +261,28 @@ func (r *rig) startRedis(base string, n int) error {
 		{Impl: "deadline floor", Store: r.st, Factory: bench.RedisLineFloor{Addr: addrs[0], Deadlines: true}, Probe: probe()},
 		{Impl: "blocking floor", Store: r.st, Factory: bench.RedisBlockingFloor{Addr: addrs[0]}, Probe: probe()},
 	}
+	return nil
+}
+
+// startRedisCluster starts a Redis Cluster of three masters with a
+// replica each; the peer is redsync on a go-redis ClusterClient. Only the
+// many workload runs there (100 names over the slots, 4 clients each).
+func (r *rig) startRedisCluster(base string) error {
+	var addrs []string
+	for i := range 6 {
+		if err := r.add(startRedis(base, i, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")); err != nil {
+			return err
+		}
+		addrs = append(addrs, r.servers[i].addr)
+	}
+	if err := joinRedisCluster(addrs, 1); err != nil {
+		return err
+	}
+	if err := r.parse("redis-cluster://" + strings.Join(addrs, ",")); err != nil {
+		return err
+	}
+	r.peer = bench.Target{Impl: "redsync", Factory: redsyncClusterFactory{addrs}}
+	r.manyLocks, r.manyOnly = []int{100}, true
 	return nil
 }
 

@@ -11,9 +11,10 @@ import (
 )
 
 // StoreLabel names the store at u in results: its scheme, with the number
-// of servers when there are several ("redlock5", "zk3").
+// of servers when there are several ("redlock5", "zk3"; a Redis Cluster
+// is "redis-cluster", however many nodes its URL names).
 func StoreLabel(u store.URL) string {
-	if len(u.Hosts) > 1 {
+	if len(u.Hosts) > 1 && !u.IsRedisCluster() {
 		return fmt.Sprintf("%s%d", u.Scheme, len(u.Hosts))
 	}
 	return u.Scheme
@@ -66,6 +67,10 @@ func Targets(u store.URL, o store.Options) (batonT, floorT Target, err error) {
 		}
 		batonT.Probe = PostgresProbe{URL: dsn}
 		floorT.Factory = PostgresFloor{DSN: dsn}
+	case store.RedisCluster:
+		// No probe: the URL need not name every master, and a replica
+		// counts the commands it replays as its own.
+		floorT.Factory = RedisClusterFloor{Addrs: u.Hosts, Password: u.Password}
 	default:
 		return batonT, floorT, fmt.Errorf("bench: store %s not supported", u.Scheme)
 	}
