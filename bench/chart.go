@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
 	"os"
@@ -58,6 +59,11 @@ var storeColors = map[string]color.RGBA{
 // writeChart draws wait p99 and acquisitions/s against contenders.
 func writeChart(path string, rs []bench.Result) error {
 	ss := contendedSeries(rs)
+	if len(ss) == 0 {
+		// No store ran the contended sweep (-stores redis-cluster alone):
+		// no chart, rather than an empty one.
+		return errors.New("no contended results to chart")
+	}
 	wait := plot.New()
 	wait.Title.Text = "wait p99 (ms) vs contenders — lower is better"
 	wait.X.Label.Text = "contenders on one lock"
