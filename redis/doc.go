@@ -70,7 +70,8 @@
 // (many locks in one slot share it). When the slot moves (a migration,
 // or a failover that promoted a replica), the node ends the subscription
 // and the Client subscribes again at the slot's new master, after reading
-// the cluster's slot map anew; its waiters look again meanwhile.
+// the cluster's slot map anew (trying every 50 ms, backing off to 250 ms
+// while the slot has no master); its waiters look again meanwhile.
 //
 // Redirections: commands follow MOVED and ASK, and go again after
 // TRYAGAIN, CLUSTERDOWN or a failed connection, up to 14 times with

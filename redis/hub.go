@@ -238,7 +238,7 @@ func (h *hub) run(ps *goredis.PubSub) {
 			}
 			h.lostContact()
 			backoff.Reset(delay)
-			delay = min(2*delay, time.Second)
+			delay = min(2*delay, h.maxBackoff())
 			select {
 			case <-backoff.C:
 			case <-h.quit:
@@ -266,6 +266,17 @@ func (h *hub) run(ps *goredis.PubSub) {
 			}
 		}
 	}
+}
+
+// maxBackoff bounds the wait between two attempts to subscribe again: a
+// second; a quarter of one for a sharded channel, whose slot comes back
+// at another node once a replica takes over (a failover), where a waiter
+// handed the lock meanwhile learns of it only once subscribed again.
+func (h *hub) maxBackoff() time.Duration {
+	if h.sharded {
+		return 250 * time.Millisecond
+	}
+	return time.Second
 }
 
 // renew replaces the sharded subscription old with a new one, on the

@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
 	"github.com/batonhq/baton/internal/rediskeys"
 	"github.com/batonhq/baton/internal/redistest"
@@ -99,15 +100,36 @@ func TestRedisClusterReshard(t *testing.T) {
 func TestRedisClusterFailover(t *testing.T) {
 	n := runs(1, 3)
 	row := Row{Scenario: "Redis Cluster: a master SIGKILLed under load, its replica promoted", Store: "redis-cluster 3+3", Runs: n}
-	var notes []string
+	var promoted, served []string
+	survived, retried := 0, 0
+	var loads []string
 	for i := range n {
-		notes = append(notes, clusterFailoverOnce(t, i, &row))
+		o := clusterFailoverOnce(t, i, &row)
+		promoted = append(promoted, o.promoted.Round(100*time.Millisecond).String())
+		served = append(served, o.served.Round(time.Millisecond).String())
+		if o.survived {
+			survived++
+		}
+		if o.retried {
+			retried++
+		}
+		loads = append(loads, o.load)
 	}
-	row.Note = "TTL 10s, cluster-node-timeout 1s; recovery = kill → first acquisition, in the killed master's slots, by a Lock begun after the kill; " + strings.Join(notes, "; ")
+	row.Note = fmt.Sprintf("TTL 10s, cluster-node-timeout 1s; recovery = kill → first acquisition, in the killed master's slots, by a Lock begun after the kill; "+
+		"replica promoted after %s; the lock held across the kill kept its lease in %d of %d runs (its Unlock said lost, a retried release, in %d), and its waiter held %s after its release; load: %s",
+		strings.Join(promoted, ", "), survived, n, retried, strings.Join(served, ", "), strings.Join(loads, " / "))
 	record(row)
 }
 
-func clusterFailoverOnce(t *testing.T, run int, row *Row) string {
+// failoverRun is what one failover run saw.
+type failoverRun struct {
+	promoted, served time.Duration // kill → promotion; release → the waiter holds
+	survived         bool          // the held lease lasted through the failover
+	retried          bool          // its Unlock said lost after a retried release
+	load             string
+}
+
+func clusterFailoverOnce(t *testing.T, run int, row *Row) failoverRun {
 	cl := redistest.StartCluster(t, 3, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -160,9 +182,26 @@ func clusterFailoverOnce(t *testing.T, run int, row *Row) string {
 	default:
 	}
 	heldOn := lease.Err() == nil
+	// What the promoted replica holds for the lock: the holder's value
+	// unless the failover lost it (asynchronous replication).
+	before, _ := hc.Redis().Get(ctx, held).Result()
+	pttl, _ := hc.Redis().PTTL(ctx, held).Result()
+	t.Logf("before the release: %s = %q, pttl %v, the lease valid for %v more", held, before, pttl, time.Until(lease.Deadline()).Round(time.Millisecond))
+	if heldOn && before == "" {
+		row.Violations++
+		t.Errorf("the failover lost the key of a lock whose lease was live")
+	}
 	released := time.Now()
+	retried := false
 	if err := holder.Unlock(ctx); err != nil && heldOn {
-		t.Errorf("holder's Unlock after the failover: %v", err)
+		if errors.Is(err, baton.ErrLost) && before != "" {
+			// The key was the holder's: a release whose reply was lost
+			// ran again, and found the lock handed on by its first run.
+			retried = true
+			t.Logf("holder's Unlock after the failover: %v (its key was still its own)", err)
+		} else {
+			t.Errorf("holder's Unlock after the failover: %v", err)
+		}
 	}
 	select {
 	case err := <-got:
@@ -172,6 +211,10 @@ func clusterFailoverOnce(t *testing.T, run int, row *Row) string {
 	case <-time.After(ttl + 10*time.Second):
 		t.Fatalf("the waiter was not served within %v of the release", ttl+10*time.Second)
 	}
+	if heldOn && waited.Before(released) {
+		row.Violations++
+		t.Errorf("the waiter held %v before the holder, whose lease was live, released", released.Sub(waited))
+	}
 	close(stop)
 	<-done
 	ld.check(t, ctx, row, 40*4*5)
@@ -179,9 +222,7 @@ func clusterFailoverOnce(t *testing.T, run int, row *Row) string {
 		row.Recovery = append(row.Recovery, first.Sub(killed))
 	}
 	t.Logf("%s killed, %s promoted after %v", victim.Addr(), promoted.Addr(), promotedAfter.Round(time.Millisecond))
-	return fmt.Sprintf("run %d: promoted after %v, the held lease %s, waiter served %v after the release; %s",
-		run+1, promotedAfter.Round(100*time.Millisecond), map[bool]string{true: "survived", false: "ended"}[heldOn],
-		waited.Sub(released).Round(time.Millisecond), ld.summary())
+	return failoverRun{promoted: promotedAfter, served: waited.Sub(released), survived: heldOn, retried: retried, load: ld.short()}
 }
 
 // awaitAcquiredAfter waits until a Lock of the load begun after its mark
@@ -438,6 +479,22 @@ func (ld *clusterLoad) check(t *testing.T, ctx context.Context, row *Row, want i
 	for _, e := range ld.errs {
 		t.Log(e)
 	}
+}
+
+// short is summary in a few words: acquisitions, Lock p99 and max, and
+// the node answers that sent a command again.
+func (ld *clusterLoad) short() string {
+	ld.mu.Lock()
+	d := append([]time.Duration(nil), ld.lat...)
+	ld.mu.Unlock()
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	if len(d) == 0 {
+		return "no acquisitions"
+	}
+	r := &ld.redir
+	return fmt.Sprintf("%d acquisitions, Lock p99 %v max %v, failed Locks %d Unlocks %d, CLUSTERDOWN %d, connection errors %d, MOVED %d",
+		ld.acquired.Load(), d[len(d)*99/100].Round(time.Millisecond), d[len(d)-1].Round(time.Millisecond),
+		ld.lockErrs.Load(), ld.unlockErrs.Load(), r.down.Load(), r.conn.Load(), r.moved.Load())
 }
 
 // summary says what the load did and what the cluster's redirections
