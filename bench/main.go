@@ -42,7 +42,7 @@ func main() {
 	flag.StringVar(&sweep, "sweep", "2,4,8,16,32,64", "contender counts for the contended workload")
 	flag.IntVar(&p.repeats, "repeats", 3, "runs at 8 contenders; the median (by acquisitions/s) is reported")
 	flag.StringVar(&herd, "herd", "10,100,1000", "waiter counts for the herd workload")
-	flag.StringVar(&stores, "stores", "zk,etcd,etcd34,etcd-nofsync,serve3,redis,redlock5", "stores to run")
+	flag.StringVar(&stores, "stores", "zk,etcd,etcd34,etcd-nofsync,serve3,redis,redlock5,redis-cluster", "stores to run")
 	flag.StringVar(&p.batonBin, "baton", "", "baton binary for the footprint workload (built if empty)")
 	flag.StringVar(&p.out, "out", "../docs", "directory for PERFORMANCE.md, the chart and the raw results")
 	flag.StringVar(&p.child, "child", "", "internal: run this one store in this process and write JSON lines to -out")
