@@ -227,8 +227,11 @@ func scrub(msg, raw string) string {
 }
 
 func addrOf(rc goredis.UniversalClient) string {
-	if c, ok := rc.(*goredis.Client); ok {
+	switch c := rc.(type) {
+	case *goredis.Client:
 		return "redis://" + c.Options().Addr
+	case *goredis.ClusterClient:
+		return "redis-cluster://" + strings.Join(c.Options().Addrs, ",")
 	}
 	return "redis"
 }

@@ -3,7 +3,9 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +28,13 @@ func TestCluster(t *testing.T) {
 	t.Logf("cluster up in %v", time.Since(start).Round(time.Millisecond))
 	t.Run("KeysInOneSlot", func(t *testing.T) { testClusterKeysInOneSlot(t, cl) })
 	t.Run("Locker", func(t *testing.T) { testClusterLocker(t, cl) })
+	t.Run("RedlockRefused", func(t *testing.T) {
+		q := redis.NewQuorum(dialCluster(t, cl))
+		_, err := redis.NewRedlock(q, "x").Lock(within(t, 10*time.Second))
+		if err == nil || !strings.Contains(err.Error(), "is a Redis Cluster; use NewMutex") {
+			t.Fatalf("Redlock on a cluster: %v, want a refusal", err)
+		}
+	})
 }
 
 // dialCluster connects to the cluster and closes the client when the test
@@ -194,5 +203,60 @@ func (d *cutDialer) set(cut bool) {
 			_ = cn.Close()
 		}
 		d.conns = map[net.Conn]bool{}
+	}
+}
+
+// A cluster URL with a database number, or an empty host, is refused with
+// the URL, its password redacted.
+func TestClusterBadURL(t *testing.T) {
+	ctx := within(t, 10*time.Second)
+	for _, u := range []string{"redis-cluster://:s3cret@h:1/3", "redis-cluster://:s3cret@h:1,,h:2", "rediss-cluster://:s3cret@h:1?ca_file=/nonexistent"} {
+		_, err := redis.Dial(ctx, u)
+		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "redis-cluster://") && !strings.Contains(err.Error(), "rediss-cluster://") {
+			t.Errorf("Dial(%q) = %v, want an error naming the redacted URL", u, err)
+		}
+	}
+}
+
+// rediss-cluster://: every node accepts only TLS; the CA comes from the
+// URL's ca_file. A waiter is handed the lock over the TLS connections.
+func TestClusterTLS(t *testing.T) {
+	cl := redistest.StartTLSCluster(t, 3, 1)
+	ctx := within(t, 30*time.Second)
+	dial := func() *redis.Client {
+		c, err := redis.Dial(ctx, cl.URL()+"?ca_file="+cl.CAFile())
+		if err != nil {
+			t.Fatalf("dial %s: %v", cl.URL(), err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	if _, err := redis.Dial(ctx, strings.Replace(cl.URL(), "rediss-cluster", "redis-cluster", 1)+"?dial_timeout=1s"); err == nil {
+		t.Fatal("a plain connection to TLS nodes succeeded")
+	}
+	m1, m2 := redis.NewMutex(dial(), "tls/x"), redis.NewMutex(dial(), "tls/x")
+	l1, err := m1.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l2, err := m2.Lock(ctx)
+		if err == nil && l2.Token() <= l1.Token() {
+			err = fmt.Errorf("token %d after %d", l2.Token(), l1.Token())
+		}
+		got <- err
+	}()
+	c := dial()
+	_, q := rediskeys.ClusterKeys("tls/x")
+	waitQueued(t, c, "", q)
+	if err := m1.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

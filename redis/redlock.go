@@ -105,6 +105,16 @@ type Redlock struct {
 func NewRedlock(q *Quorum, key string, opts ...Option) *Redlock {
 	r := &Redlock{q: q}
 	r.init("redlock", key, opts, r)
+	if r.bad == nil && q != nil {
+		for _, n := range q.nodes {
+			if n.c.shards != nil {
+				// Its keys would be in three slots; a cluster is one
+				// Redis, not Redlock's independent masters.
+				r.bad = fmt.Errorf("redis: redlock %s: %s is a Redis Cluster; use NewMutex on it", key, n.c)
+				break
+			}
+		}
+	}
 	return r
 }
 

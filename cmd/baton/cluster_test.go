@@ -92,3 +92,26 @@ func waitClusterStatus(t *testing.T, e []string, name string, waiters int) statu
 		<-time.After(20 * time.Millisecond) // poll interval
 	}
 }
+
+// TestRedisClusterTLSCLI: rediss-cluster:// with --tls-ca locks and reads
+// status over TLS; without the CA the store is refused.
+func TestRedisClusterTLSCLI(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartTLSCluster(t, 3, 1)
+	e := env("BATON_STORE=" + cl.URL())
+	if _, stderr, code := run(t, e, "lock", "--tls-ca", cl.CAFile(), "tls/x", "--", "true"); code != 0 {
+		t.Fatalf("lock over TLS: exit %d: %s", code, stderr)
+	}
+	holder := startHeld(t, e, "lock", "--tls-ca", cl.CAFile(), "--ttl", "5s", "tls/x")
+	out, stderr, code := run(t, e, "status", "--tls-ca", cl.CAFile(), "--json", "tls/x")
+	if code != 0 || !strings.Contains(out, `"holders":1`) {
+		t.Fatalf("status over TLS: exit %d: %s %s", code, out, stderr)
+	}
+	holder.signal(2)
+	if code := holder.wait(10 * time.Second); code != 0 {
+		t.Fatalf("holder exit %d", code)
+	}
+	if _, _, code := run(t, e, "lock", "--dial-timeout", "2s", "tls/x", "--", "true"); code == 0 {
+		t.Fatal("lock over TLS without the CA succeeded")
+	}
+}

@@ -24,6 +24,7 @@ const clusterTimeout = 30 * time.Second
 type Cluster struct {
 	t     testing.TB
 	cli   string
+	tls   tlsFiles  // every node's (one CA), with TLS
 	Nodes []*Server // masters first, then their replicas, as created
 }
 
@@ -34,9 +35,29 @@ type Cluster struct {
 // ends.
 func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	t.Helper()
+	return startCluster(t, masters, replicas, false)
+}
+
+// StartTLSCluster is StartCluster with every node accepting only TLS
+// (clients, the cluster bus and replication), with certificates for
+// 127.0.0.1 signed by one throwaway CA (see Cluster.CAFile).
+func StartTLSCluster(t testing.TB, masters, replicas int) *Cluster {
+	t.Helper()
+	return startCluster(t, masters, replicas, true)
+}
+
+func startCluster(t testing.TB, masters, replicas int, tls bool) *Cluster {
+	t.Helper()
 	cli, err := exec.LookPath("redis-cli")
 	testenv.Require(t, "redistest: redis-cli (install Debian's redis-tools)", err)
-	c := &Cluster{t: t, cli: cli, Nodes: StartN(t, masters*(1+replicas), Config{Cluster: true})}
+	c := &Cluster{t: t, cli: cli}
+	cfg := Config{Cluster: true, TLS: tls}
+	if tls {
+		c.tls = newTLSFiles(t)
+	}
+	for range masters * (1 + replicas) {
+		c.Nodes = append(c.Nodes, startWith(t, cfg, c.tls))
+	}
 	args := []string{"--cluster", "create"}
 	for _, s := range c.Nodes {
 		args = append(args, s.Addr())
@@ -49,16 +70,27 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	return c
 }
 
-// URL is a redis-cluster:// URL naming every node.
+// URL is a redis-cluster:// URL naming every node (rediss-cluster://
+// with TLS).
 func (c *Cluster) URL() string {
 	addrs := make([]string, len(c.Nodes))
 	for i, s := range c.Nodes {
 		addrs[i] = s.Addr()
 	}
+	if c.tls.CA != "" {
+		return "rediss-cluster://" + strings.Join(addrs, ",")
+	}
 	return "redis-cluster://" + strings.Join(addrs, ",")
 }
 
+// CAFile is the PEM file of the CA that signed every node's certificate
+// ("" without TLS).
+func (c *Cluster) CAFile() string { return c.tls.CA }
+
 func (c *Cluster) run(args ...string) (string, error) {
+	if c.tls.CA != "" {
+		args = append([]string{"--tls", "--cacert", c.tls.CA}, args...)
+	}
 	cmd := exec.Command(c.cli, args...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err

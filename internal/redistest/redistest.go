@@ -81,14 +81,26 @@ func Binary(t testing.TB) string {
 // Start starts one server and registers its shutdown with t.Cleanup.
 func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	bin := Binary(t)
-	s := &Server{t: t, cfg: cfg, dir: t.TempDir()}
-	var err error
+	var files tlsFiles
 	if cfg.TLS {
-		ca := testca.New(t, "redistest") // the name goes into a path redis.conf takes unquoted
-		leaf := ca.Issue(t, "127.0.0.1")
-		s.tls = tlsFiles{CA: ca.CertFile, Cert: leaf.CertFile, Key: leaf.KeyFile}
+		files = newTLSFiles(t)
 	}
+	return startWith(t, cfg, files)
+}
+
+// newTLSFiles makes a throwaway CA and a certificate for 127.0.0.1.
+func newTLSFiles(t testing.TB) tlsFiles {
+	ca := testca.New(t, "redistest") // the name goes into a path redis.conf takes unquoted
+	leaf := ca.Issue(t, "127.0.0.1")
+	return tlsFiles{CA: ca.CertFile, Cert: leaf.CertFile, Key: leaf.KeyFile}
+}
+
+// startWith starts one server with the given TLS files (if cfg.TLS).
+func startWith(t testing.TB, cfg Config, files tlsFiles) *Server {
+	t.Helper()
+	bin := Binary(t)
+	s := &Server{t: t, cfg: cfg, dir: t.TempDir(), tls: files}
+	var err error
 	for range 5 { // a free port may be taken between probe and bind
 		s.port, err = freeport.Port()
 		if err != nil {
@@ -207,6 +219,9 @@ func (s *Server) writeConfig() (string, error) {
 	b.WriteString("save \"\"\nappendonly no\ndaemonize no\nprotected-mode no\nloglevel notice\nlogfile \"\"\n")
 	if s.cfg.Password != "" {
 		fmt.Fprintf(&b, "requirepass %s\n", s.cfg.Password)
+	}
+	if s.cfg.Cluster && s.cfg.TLS {
+		b.WriteString("tls-cluster yes\ntls-replication yes\n")
 	}
 	if s.cfg.Cluster {
 		fmt.Fprintf(&b, "cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-node-timeout %d\n", NodeTimeout.Milliseconds())
