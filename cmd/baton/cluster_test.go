@@ -35,6 +35,9 @@ func TestRedisClusterCLI(t *testing.T) {
 				if en.Node != want {
 					t.Errorf("%s node %q, want %q", en.Role, en.Node, want)
 				}
+				if en.Session == "" {
+					t.Errorf("%s %+v: no identity read from its value", en.Role, en)
+				}
 			}
 			holder.signal(2)
 			first.waitOutput("BATON_TOKEN=", 10*time.Second)
