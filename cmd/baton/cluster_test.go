@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,12 +17,36 @@ import (
 // TestRedisClusterCLI: on a redis-cluster:// store (three masters with a
 // replica each), baton lock hands the lock to its waiters in line order
 // with increasing tokens, and baton status shows the holder and the line
-// at their keys on the master of the name's slot, for names spelled x,
-// /x, a/b and with braces.
+// at their keys on the master of the name's slot, with the identities in
+// the values, for names spelled x, /x, a/b and with braces; --metrics-addr
+// reports the hold.
 func TestRedisClusterCLI(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartCluster(t, 3, 1)
 	e := env("BATON_STORE=" + cl.URL())
+	t.Run("metrics", func(t *testing.T) {
+		addr := freeAddr(t)
+		holder := start(t, e, "lock", "--metrics-addr", addr, "metrics/x", "--", "sleep", "30")
+		want := `baton_held{backend="redis",name="metrics/x",recipe="mutex"} 1`
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			body := ""
+			if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				body = string(b)
+			}
+			if strings.Contains(body, want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s in the metrics within 15 s: %q", want, body)
+			}
+			<-time.After(50 * time.Millisecond) // poll interval
+		}
+		holder.signal(2)
+		holder.wait(10 * time.Second)
+	})
 	for _, name := range []string{"x", "/x", "a/b", "job{7}"} {
 		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
 			holder := startHeld(t, e, "lock", "--ttl", "5s", name)
