@@ -15,7 +15,7 @@ import (
 
 // TestInspectorSeesHoldAndRelease: the inspector Inspect hands out for
 // each kind of store (over a Session on memory and ZooKeeper, on the
-// servers on Redis and Redlock) lists a held lock under its prefix (but
+// servers on Redis, Redlock and a Redis Cluster) lists a held lock under its prefix (but
 // on the in-process store, which the ui does not read), reads
 // its holder, and a Wait on it returns once it is released; the Redis
 // kinds refuse the ui's admin Conn, the others give one. Nothing of the
@@ -28,6 +28,7 @@ func TestInspectorSeesHoldAndRelease(t *testing.T) {
 		"zk://" + zktest.Start(t).Addr(),
 		"redis://" + redistest.Start(t, redistest.Config{}).Addr(),
 		"redlock://" + redlock[0].Addr() + "," + redlock[1].Addr() + "," + redlock[2].Addr(),
+		redistest.StartCluster(t, 3, 1).URL(),
 	} {
 		t.Run(strings.SplitN(raw, ":", 2)[0], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -149,8 +149,17 @@ func (in *RedisInspector) Clients() []*goredis.Client {
 }
 
 // each runs f on every server at once and joins the errors as
-// InspectRedis reports them.
+// InspectRedis reports them (on a Redis Cluster, on every master, i 0).
 func (in *RedisInspector) each(ctx context.Context, f func(ctx context.Context, i int, c *goredis.Client) error) error {
+	if in.cluster != nil {
+		cctx, cancel := context.WithTimeout(ctx, in.dial)
+		defer cancel()
+		err := in.cluster.ForEachMaster(cctx, func(ctx context.Context, c *goredis.Client) error { return f(ctx, 0, c) })
+		if err != nil {
+			return in.clusterErr(err)
+		}
+		return nil
+	}
 	errs := make([]error, len(in.clients))
 	var wg sync.WaitGroup
 	for i, c := range in.clients {
