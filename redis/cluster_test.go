@@ -27,7 +27,10 @@ func TestCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 1)
 	t.Logf("cluster up in %v", time.Since(start).Round(time.Millisecond))
 	t.Run("KeysInOneSlot", func(t *testing.T) { testClusterKeysInOneSlot(t, cl) })
-	t.Run("Locker", func(t *testing.T) { testClusterLocker(t, cl) })
+	t.Run("Locker", func(t *testing.T) {
+		batontest.RunLocker(t, clusterLockers(cl, false))
+		t.Run("Reentrant", func(t *testing.T) { batontest.RunLocker(t, clusterLockers(cl, true, redis.Reentrant())) })
+	})
 	t.Run("RedlockRefused", func(t *testing.T) {
 		q := redis.NewQuorum(dialCluster(t, cl))
 		_, err := redis.NewRedlock(q, "x").Lock(within(t, 10*time.Second))
@@ -112,13 +115,13 @@ func waitQueued(t *testing.T, c *redis.Client, _, q string) {
 	}
 }
 
-// testClusterLocker runs the baton.Locker suite on Cluster-backed
-// Mutexes, each on a Client of its own whose connections a switch can
-// cut.
-func testClusterLocker(t *testing.T, cl *redistest.Cluster) {
-	batontest.RunLocker(t, batontest.LockerHarness{
-		Name:      "redis.Mutex on Redis Cluster",
-		Reentrant: true,
+// clusterLockers is the baton.Locker harness of Cluster-backed Mutexes
+// with opts (reentrant says whether opts make them re-entrant), each on a
+// Client of its own whose connections a switch can cut.
+func clusterLockers(cl *redistest.Cluster, reentrant bool, opts ...redis.Option) batontest.LockerHarness {
+	return batontest.LockerHarness{
+		Name:      label("redis.Mutex on Redis Cluster", reentrant),
+		Reentrant: reentrant,
 		Tokens:    true,
 		New: func(t *testing.T, n int, ttl time.Duration) batontest.LockerSet {
 			if ttl == 0 {
@@ -137,7 +140,7 @@ func testClusterLocker(t *testing.T, cl *redistest.Cluster) {
 					ContextTimeoutEnabled: true, MaxRetries: -1, MaxRedirects: 14,
 				}))
 				t.Cleanup(func() { _ = c.Close(); _ = c.Redis().Close() })
-				lockers[i] = redis.NewMutex(c, key, redis.WithTTL(ttl))
+				lockers[i] = redis.NewMutex(c, key, append(opts, redis.WithTTL(ttl))...)
 			}
 			return batontest.LockerSet{
 				Lockers: lockers,
@@ -159,7 +162,7 @@ func testClusterLocker(t *testing.T, cl *redistest.Cluster) {
 				},
 			}
 		},
-	})
+	}
 }
 
 func addrsOf(cl *redistest.Cluster) []string {
