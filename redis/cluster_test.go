@@ -31,6 +31,12 @@ func TestCluster(t *testing.T) {
 		batontest.RunLocker(t, clusterLockers(cl, false))
 		t.Run("Reentrant", func(t *testing.T) { batontest.RunLocker(t, clusterLockers(cl, true, redis.Reentrant())) })
 	})
+	t.Run("WithReplicasRefused", func(t *testing.T) {
+		_, err := redis.NewMutex(dialCluster(t, cl), "x", redis.WithReplicas(1)).Lock(within(t, 10*time.Second))
+		if err == nil || !strings.Contains(err.Error(), "not supported on a Redis Cluster") {
+			t.Fatalf("WithReplicas on a cluster: %v, want a refusal", err)
+		}
+	})
 	t.Run("RedlockRefused", func(t *testing.T) {
 		q := redis.NewQuorum(dialCluster(t, cl))
 		_, err := redis.NewRedlock(q, "x").Lock(within(t, 10*time.Second))

@@ -100,7 +100,8 @@
 // than a failover takes. The restart guard (see Restarts) does not apply
 // on Cluster: its replicas, not an empty restart, are how it recovers.
 // Redlock is not for a cluster: a Quorum's masters are independent
-// servers.
+// servers. WithReplicas is refused on a Cluster too (its WAIT would have
+// to reach the node that ran the script).
 //
 // # What a single server gives
 //

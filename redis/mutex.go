@@ -64,6 +64,11 @@ func NewMutex(c *Client, key string, opts ...Option) *Mutex {
 	m.init("redis", key, opts, m)
 	if c != nil && c.shards != nil {
 		m.k = clusterKeysFor(key)
+		if m.bad == nil && m.replicas > 0 {
+			// WAIT would have to reach the node that ran the script; a
+			// pipeline on a Cluster sends it to any node.
+			m.bad = fmt.Errorf("redis lock %s: WithReplicas is not supported on a Redis Cluster (%s)", key, c)
+		}
 	}
 	return m
 }

@@ -1,19 +1,12 @@
 package reliability
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/batonhq/baton/internal/redistest"
 )
-
-type quietLog struct{}
-
-func (quietLog) Printf(context.Context, string, ...any) {}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
@@ -25,8 +18,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(redisWaiterEnv) != "" {
 		os.Exit(redisWaiterMain())
 	}
-	// go-redis logs every failed dial; the Redis Cluster failover makes many.
-	goredis.SetLogger(quietLog{})
 	code := m.Run()
 	if code == 0 {
 		// Every scenario closes the sessions it opens.

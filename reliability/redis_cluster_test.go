@@ -269,6 +269,8 @@ func tail(s string) string {
 // each node answered, and closes the client when the test ends.
 func dialCluster(t *testing.T, ctx context.Context, cl *redistest.Cluster) *redis.Client {
 	t.Helper()
+	// go-redis logs every failed dial; a failover makes many.
+	quietOnce.Do(func() { goredis.SetLogger(quietLog{}) })
 	c, err := redis.Dial(ctx, cl.URL())
 	if err != nil {
 		t.Fatalf("dial %s: %v", cl.URL(), err)
