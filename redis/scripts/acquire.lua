@@ -3,7 +3,8 @@
 -- ARGV[1] our value (32 hex digits), ARGV[2] lock ttl ms, ARGV[3] "t" to
 -- only try, "w" to join the line when not granted, "f" for Redlock's fair
 -- wait (the key goes to the earliest ticket; see below), ARGV[4] "1" to draw a
--- fencing token ("c" on Redis Cluster: see release.lua's draw, "0" for none), ARGV[5] our current entry in the line ("" if none),
+-- fencing token ("c" on Redis Cluster: see release.lua's draw; "0" for
+-- none), ARGV[5] our current entry in the line ("" if none),
 -- ARGV[6] our ticket (zset score; "" to take the server time in µs),
 -- ARGV[7] the pub/sub channel that wakes us, ARGV[8] how long our entry
 -- lives without a refresh, ms, ARGV[9] "1" to also leave every other entry
