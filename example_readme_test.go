@@ -14,7 +14,7 @@ import (
 func Example() {
 	// README:
 	ctx := context.Background()
-	s, err := memory.New().Open(ctx) // or zk.Open(ctx, servers), etcd.Open(ctx, endpoints)
+	s, err := memory.New().Open(ctx) // or zk.Open, etcd.Open, postgres.Open
 	if err != nil {
 		panic(err)
 	}
