@@ -117,7 +117,10 @@ type dialConfig struct {
 // WithTLSConfig makes Dial use cfg for a rediss:// URL, replacing the TLS
 // settings of the URL (ca_file, skip_verify): a CA pool in RootCAs, a
 // client certificate in Certificates. cfg.ServerName should be the host
-// dialed. Dial fails if the URL is not rediss://.
+// dialed; for rediss-sentinel://, where cfg serves the sentinels and the
+// master alike, leave it empty so that crypto/tls checks each certificate
+// against the host that connection dials. Dial fails if the URL is not
+// rediss:// (or rediss-sentinel://).
 func WithTLSConfig(cfg *tls.Config) DialOption { return func(d *dialConfig) { d.tls = cfg } }
 
 func parseURL(rawURL string) (*goredis.Options, error) {

@@ -108,6 +108,12 @@ func parseSentinelURL(raw string) (*goredis.FailoverOptions, string, error) {
 	if err != nil {
 		return nil, "", bad("%s", scrub(err.Error(), raw))
 	}
+	if opt.TLSConfig != nil {
+		// go-redis names the first sentinel as the ServerName of every
+		// connection, the master's too; left empty, crypto/tls checks each
+		// certificate against the host that connection dials.
+		opt.TLSConfig.ServerName = ""
+	}
 	opt.SentinelAddrs = addrs
 	opt.MasterName = master
 	opt.Username, opt.Password = user, pass

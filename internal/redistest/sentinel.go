@@ -2,8 +2,11 @@ package redistest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -14,6 +17,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/batonhq/baton/internal/freeport"
+	"github.com/batonhq/baton/internal/testca"
 	"github.com/batonhq/baton/internal/testenv"
 )
 
@@ -34,6 +38,7 @@ type Topology struct {
 	t         testing.TB
 	Servers   []*Server // Servers[0] is the first master, the others its replicas
 	Sentinels []*Server
+	tls       tlsFiles // the servers' (one CA), with TLS
 }
 
 // SentinelBinary returns the path of redis-sentinel, failing the test
@@ -51,23 +56,51 @@ func SentinelBinary(t testing.TB) string {
 // that a failover can start as soon as the master dies.
 func StartSentinel(t testing.TB, replicas, sentinels int) *Topology {
 	t.Helper()
+	return startSentinel(t, replicas, sentinels, false)
+}
+
+// StartTLSSentinel is StartSentinel with every server and sentinel
+// accepting only TLS (clients and replication), with certificates signed
+// by one throwaway CA (see Topology.CAFile). The sentinels' certificates
+// name 127.0.0.1 and localhost; the master's and the replicas' name only
+// 127.0.0.1, the address the sentinels announce them by, so that a client
+// checking a master's certificate against a sentinel's host name fails.
+func StartTLSSentinel(t testing.TB, replicas, sentinels int) *Topology {
+	t.Helper()
+	return startSentinel(t, replicas, sentinels, true)
+}
+
+func startSentinel(t testing.TB, replicas, sentinels int, withTLS bool) *Topology {
+	t.Helper()
 	sbin := SentinelBinary(t)
 	tp := &Topology{t: t}
 	// Replicas replicate as the user repl, so that CutReplicas can
 	// refuse them.
 	repl := []string{"user repl on >" + replPassword + " ~* &* +@all", "masteruser repl", "masterauth " + replPassword, "repl-diskless-sync-delay 0"}
-	master := Start(t, Config{Conf: repl})
+	var sfiles tlsFiles
+	if withTLS {
+		ca := testca.New(t, "redistest")
+		srv := ca.IssueFor(t, "server", []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
+		sen := ca.Issue(t, "sentinel")
+		tp.tls = tlsFiles{CA: ca.CertFile, Cert: srv.CertFile, Key: srv.KeyFile}
+		sfiles = tlsFiles{CA: ca.CertFile, Cert: sen.CertFile, Key: sen.KeyFile}
+		repl = append(repl, "tls-replication yes")
+	}
+	master := startWith(t, Config{Conf: repl, TLS: withTLS}, tp.tls)
 	tp.Servers = append(tp.Servers, master)
 	for range replicas {
-		tp.Servers = append(tp.Servers, Start(t, Config{Conf: append(slices.Clone(repl), "replicaof 127.0.0.1 "+strconv.Itoa(master.port))}))
+		tp.Servers = append(tp.Servers, startWith(t, Config{TLS: withTLS, Conf: append(slices.Clone(repl), "replicaof 127.0.0.1 "+strconv.Itoa(master.port))}, tp.tls))
 	}
 	for range sentinels {
-		s := &Server{t: t, dir: t.TempDir(), cfg: Config{sentinel: true, Conf: []string{
+		s := &Server{t: t, dir: t.TempDir(), tls: sfiles, cfg: Config{sentinel: true, TLS: withTLS, Conf: []string{
 			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d %d", MasterName, master.port, sentinels/2+1),
 			fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterName, DownAfter.Milliseconds()),
 			fmt.Sprintf("sentinel failover-timeout %s %d", MasterName, failoverTimeout.Milliseconds()),
 			fmt.Sprintf("sentinel parallel-syncs %s %d", MasterName, replicas),
 		}}}
+		if withTLS {
+			s.cfg.Conf = append(s.cfg.Conf, "tls-replication yes")
+		}
 		var err error
 		for range 5 {
 			if s.port, err = freeport.Port(); err != nil {
@@ -87,6 +120,26 @@ func StartSentinel(t testing.TB, replicas, sentinels int) *Topology {
 	return tp
 }
 
+// CAFile is the PEM file of the CA that signed every server's and
+// sentinel's certificate ("" without TLS).
+func (tp *Topology) CAFile() string { return tp.tls.CA }
+
+// options are a go-redis client's options for the server or sentinel at
+// addr (over TLS, trusting CAFile, with TLS).
+func (tp *Topology) options(addr string) *goredis.Options {
+	o := &goredis.Options{Addr: addr, MaxRetries: -1}
+	if tp.tls.CA != "" {
+		pem, err := os.ReadFile(tp.tls.CA)
+		if err != nil {
+			tp.t.Fatalf("redistest: %v", err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		o.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return o
+}
+
 // replPassword is the password of the user replicas replicate as.
 const replPassword = "replpass"
 
@@ -100,7 +153,7 @@ func (tp *Topology) CutReplicas() {
 	tp.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rc := goredis.NewClient(&goredis.Options{Addr: tp.MasterAddr(), MaxRetries: -1})
+	rc := goredis.NewClient(tp.options(tp.MasterAddr()))
 	defer rc.Close()
 	if err := rc.ACLDelUser(ctx, "repl").Err(); err != nil {
 		tp.t.Fatalf("redistest: cut the replicas: %v", err)
@@ -138,6 +191,9 @@ func (tp *Topology) URL() string {
 	for i, s := range tp.Sentinels {
 		addrs[i] = s.Addr()
 	}
+	if tp.tls.CA != "" {
+		return "rediss-sentinel://" + strings.Join(addrs, ",") + "/" + MasterName
+	}
 	return "redis-sentinel://" + strings.Join(addrs, ",") + "/" + MasterName
 }
 
@@ -155,7 +211,7 @@ func (tp *Topology) MasterAddr() string {
 func (tp *Topology) ask(s *Server) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	sc := goredis.NewSentinelClient(&goredis.Options{Addr: s.Addr(), MaxRetries: -1})
+	sc := goredis.NewSentinelClient(tp.options(s.Addr()))
 	defer sc.Close()
 	a, err := sc.GetMasterAddrByName(ctx, MasterName).Result()
 	if err != nil || len(a) != 2 {
@@ -213,7 +269,7 @@ func (tp *Topology) WaitFailover(old string, d time.Duration) string {
 func (tp *Topology) WaitReplicas(addr string, n int, d time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	rc := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
+	rc := goredis.NewClient(tp.options(addr))
 	defer rc.Close()
 	for {
 		info, err := rc.Info(ctx, "replication").Result()
@@ -238,7 +294,7 @@ func (tp *Topology) waitSettled(master string, replicas int, d time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	for _, s := range tp.Sentinels {
-		sc := goredis.NewSentinelClient(&goredis.Options{Addr: s.Addr(), MaxRetries: -1})
+		sc := goredis.NewSentinelClient(tp.options(s.Addr()))
 		for {
 			m, err := sc.Master(ctx, MasterName).Result()
 			if err == nil && m["num-other-sentinels"] == strconv.Itoa(len(tp.Sentinels)-1) && m["num-slaves"] == strconv.Itoa(replicas) {

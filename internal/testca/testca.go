@@ -65,6 +65,13 @@ func New(t testing.TB, name string) *CA {
 // client authentication, for loopback addresses and localhost.
 func (ca *CA) Issue(t testing.TB, cn string) Leaf {
 	t.Helper()
+	return ca.IssueFor(t, cn, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, []string{"localhost"})
+}
+
+// IssueFor is Issue for the given IP addresses and DNS names only (a
+// certificate that does not name localhost, say).
+func (ca *CA) IssueFor(t testing.TB, cn string, ips []net.IP, dns []string) Leaf {
+	t.Helper()
 	tmpl := &x509.Certificate{
 		SerialNumber: next(),
 		Subject:      pkix.Name{CommonName: cn},
@@ -72,8 +79,8 @@ func (ca *CA) Issue(t testing.TB, cn string) Leaf {
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:     []string{"localhost"},
+		IPAddresses:  ips,
+		DNSNames:     dns,
 	}
 	key, der := sign(t, tmpl, ca.cert, ca.key)
 	pk, err := x509.MarshalPKCS8PrivateKey(key)
