@@ -76,8 +76,14 @@ func newRedisStore(u URL, o Options, c *redis.Client, q *redis.Quorum) *Store {
 	return &Store{URL: u, kind: k}
 }
 
-// redisTLS is the TLS configuration for a rediss:// URL's one host.
+// redisTLS is the TLS configuration for a rediss:// URL's one host (for
+// rediss-sentinel://, for every host).
 func (u URL) redisTLS(f TLSFiles) (*tls.Config, error) {
+	if u.IsSentinel() {
+		// The first host is a sentinel, not the master: "" checks each
+		// connection's certificate against the host it dials.
+		return f.Config("")
+	}
 	host, _, err := net.SplitHostPort(u.Hosts[0])
 	if err != nil {
 		return nil, err
