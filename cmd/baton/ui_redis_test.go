@@ -27,11 +27,14 @@ func TestUIRedis(t *testing.T) {
 		notify       bool
 		live         string
 		cluster      bool
+		sentinel     bool
 	}{
-		{"redis", "redis", 1, false, ui.LivePolling, false},
-		{"redlock", "redlock", 3, true, ui.LiveNotifications, false},
+		{"redis", "redis", 1, false, ui.LivePolling, false, false},
+		{"redlock", "redlock", 3, true, ui.LiveNotifications, false, false},
 		// One server: the master of the lock's slot.
-		{"cluster", "redis-cluster", 1, false, ui.LivePolling, true},
+		{"cluster", "redis-cluster", 1, false, ui.LivePolling, true, false},
+		// One server: the master the sentinel names.
+		{"sentinel", "redis-sentinel", 1, false, ui.LivePolling, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -46,7 +49,15 @@ func TestUIRedis(t *testing.T) {
 				t.Cleanup(func() { _ = cc.Close() })
 				other = cc
 			}
-			for _, s := range redistest.StartN(t, tc.servers*btoi(!tc.cluster), redistest.Config{}) {
+			store := ""
+			if tc.sentinel {
+				tp := redistest.StartSentinel(t, 1, 1)
+				store = tp.URL()
+				c := goredis.NewClient(&goredis.Options{Addr: tp.MasterAddr()})
+				t.Cleanup(func() { _ = c.Close() })
+				other = c
+			}
+			for _, s := range redistest.StartN(t, tc.servers*btoi(!tc.cluster && !tc.sentinel), redistest.Config{}) {
 				addrs = append(addrs, s.Addr())
 				if tc.notify {
 					c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
@@ -58,7 +69,10 @@ func TestUIRedis(t *testing.T) {
 				}
 			}
 			ctx := browser(t)
-			e := env("BATON_STORE=" + tc.scheme + "://" + strings.Join(addrs, ","))
+			if store == "" {
+				store = tc.scheme + "://" + strings.Join(addrs, ",")
+			}
+			e := env("BATON_STORE=" + store)
 			name := "uir:" + tc.name + ":job"
 			holder := start(t, e, "lock", name)
 			// A Redlock trusts no master up for less than a ttl (10 s by
