@@ -315,3 +315,60 @@ func TestClusterMutexAndRedsyncExcludeEachOther(t *testing.T) {
 		})
 	}
 }
+
+// On a Sentinel-managed master, baton's Mutex (dialed by its sentinels)
+// and redsync (a plain client to the master the sentinels name) given the
+// same name contend on one key, for every spelling of it.
+func TestSentinelMutexAndRedsyncExcludeEachOther(t *testing.T) {
+	tp := redistest.StartSentinel(t, 1, 1)
+	for _, s := range tp.Servers {
+		s.WaitUp(2 * time.Second) // the restart guard, as above
+	}
+	master := tp.Master()
+	dialSentinel := func(t *testing.T) *redis.Client {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := redis.Dial(ctx, tp.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	for _, k := range spellings(t) {
+		t.Run(strings.ReplaceAll(k, "/", "_"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			rs := redsync.New(rsPools(t, []*redistest.Server{master})...)
+			rm := rs.NewMutex(k, redsync.WithExpiry(2*time.Second), redsync.WithTries(1))
+			bm := redis.NewMutex(dialSentinel(t), k, redis.WithTTL(time.Second), redis.WithReplicas(1))
+			if _, err := bm.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := rm.LockContext(ctx); err == nil {
+				t.Fatal("redsync locked a key baton holds")
+			}
+			if err := bm.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := rm.LockContext(ctx); err != nil {
+				t.Fatalf("redsync on a free key: %v", err)
+			}
+			if _, err := bm.TryLock(ctx); !errors.Is(err, baton.ErrLocked) {
+				t.Fatalf("baton TryLock on a key redsync holds: %v", err)
+			}
+			if ok, err := rm.UnlockContext(ctx); !ok || err != nil {
+				t.Fatalf("redsync unlock: %v %v", ok, err)
+			}
+
+			var lockers []locker
+			for range 2 {
+				lockers = append(lockers, batonLocker{redis.NewMutex(dialSentinel(t), k, redis.WithTTL(2*time.Second))})
+				rsm := redsync.New(rsPools(t, []*redistest.Server{master})...).NewMutex(k,
+					redsync.WithExpiry(2*time.Second), redsync.WithRetryDelay(time.Millisecond))
+				lockers = append(lockers, rsLocker{rsm})
+			}
+			exclusion(t, ctx, lockers, 6)
+		})
+	}
+}
