@@ -65,6 +65,12 @@ func parseClusterURL(raw string) (*goredis.ClusterOptions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis: bad URL %s: %s", safe, scrub(err.Error(), u.String()))
 	}
+	if opt.TLSConfig != nil {
+		// go-redis names the first seed node as the ServerName of every
+		// connection, to every node; left empty, crypto/tls checks each
+		// certificate against the host that connection dials.
+		opt.TLSConfig.ServerName = ""
+	}
 	if caFile != "" {
 		if opt.TLSConfig == nil {
 			return nil, fmt.Errorf("redis: bad URL %s: ca_file needs a rediss-cluster:// URL", safe)

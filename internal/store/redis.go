@@ -77,11 +77,12 @@ func newRedisStore(u URL, o Options, c *redis.Client, q *redis.Quorum) *Store {
 }
 
 // redisTLS is the TLS configuration for a rediss:// URL's one host (for
-// rediss-sentinel://, for every host).
+// rediss-sentinel:// and rediss-cluster://, for every host).
 func (u URL) redisTLS(f TLSFiles) (*tls.Config, error) {
-	if u.IsSentinel() {
-		// The first host is a sentinel, not the master: "" checks each
-		// connection's certificate against the host it dials.
+	if u.IsSentinel() || u.IsRedisCluster() {
+		// The first host is a sentinel, not the master, or one node of
+		// many: "" checks each connection's certificate against the host
+		// it dials.
 		return f.Config("")
 	}
 	host, _, err := net.SplitHostPort(u.Hosts[0])
