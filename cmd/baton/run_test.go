@@ -80,13 +80,13 @@ func TestUsageErrorsOnePrefix(t *testing.T) {
 		{[]string{"lock", "--ttl", "0", "x"}, "baton: lock: --ttl 0s: must be between 1s and 24h0m0s\n", false},
 		{[]string{"status", "--dial-timeout", "0", "x"}, "baton: status: --dial-timeout 0s: must be positive\n", false},
 		{[]string{"queue", "put", "--store", "", "q", "v"}, "baton: queue put: --store is empty (want a store URL, or leave --store out for $BATON_STORE or etcd://127.0.0.1:2379)\n", false},
-		{[]string{"elect", "--store", "foo://x", "e"}, `baton: elect: bad store URL "foo://x": unknown scheme "foo" (want zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel, redlock or postgres)` + "\n", false},
+		{[]string{"elect", "--store", "foo://x", "e"}, `baton: elect: bad store URL "foo://x": unknown scheme "foo" (want zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel, redlock, redis-cluster, rediss-cluster or postgres)` + "\n", false},
 		{[]string{"semaphore", "-n", "1", "a//b"}, `baton: semaphore: invalid name "a//b": an empty element (a doubled or trailing /)` + "\n", false},
 		// A lock named twice in one set (as written, or in two forms
 		// on ZooKeeper, where both are the znode /a).
 		{[]string{"lock", "a", "b", "a", "--", "true"}, `baton: lock: "a" is given twice: give each NAME once` + "\n", true},
 		{[]string{"lock", "--store", "zk://127.0.0.1:1", "a", "/a", "--"}, `baton: lock: "a" and "/a" name one lock, /a: give each NAME once` + "\n", true},
-		{[]string{"serve", "members", "--store", "foo://x"}, `baton: serve members: bad store URL "foo://x": unknown scheme "foo" (want zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel, redlock or postgres)` + "\n", false},
+		{[]string{"serve", "members", "--store", "foo://x"}, `baton: serve members: bad store URL "foo://x": unknown scheme "foo" (want zk, zks, etcd, etcds, redis, rediss, redis-sentinel, rediss-sentinel, redlock, redis-cluster, rediss-cluster or postgres)` + "\n", false},
 	} {
 		var out, errb bytes.Buffer
 		m := &Main{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
