@@ -14,6 +14,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/rediskeys"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
@@ -108,17 +109,10 @@ func testClusterKeysInOneSlot(t *testing.T, cl *redistest.Cluster) {
 // waitQueued waits until the line q has an entry.
 func waitQueued(t *testing.T, c *redis.Client, _, q string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	await.Until(t, 10*time.Second, "somebody in line "+q, func() bool {
 		n, err := c.Redis().ZCard(context.Background(), q).Result()
-		if err == nil && n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nobody joined line %s within 10s (%v)", q, err)
-		}
-		time.Sleep(5 * time.Millisecond) // polling the server
-	}
+		return err == nil && n > 0
+	})
 }
 
 // clusterLockers is the baton.Locker harness of Cluster-backed Mutexes

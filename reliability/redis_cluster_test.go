@@ -15,6 +15,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/rediskeys"
 	"github.com/batonhq/baton/internal/redistest"
 	"github.com/batonhq/baton/redis"
@@ -228,14 +229,7 @@ func clusterFailoverOnce(t *testing.T, run int, row *Row) failoverRun {
 // awaitAcquiredAfter waits until a Lock of the load begun after its mark
 // took a lock in a slot of in.
 func awaitAcquiredAfter(ld *clusterLoad, in func(int) bool, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if !ld.firstAfter(in).IsZero() {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond) // polling the load's record
-	}
-	return false
+	return await.Within(d, func() bool { return !ld.firstAfter(in).IsZero() })
 }
 
 // namesIn returns n names prefix/i whose slots in accepts (nil: any).
@@ -392,12 +386,8 @@ func (ld *clusterLoad) firstAfter(in func(int) bool) time.Time {
 // waitFor waits until the load made n acquisitions, failing after d.
 func (ld *clusterLoad) waitFor(t *testing.T, n int64, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for ld.acquired.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the load made %d acquisitions in %v, want %d", ld.acquired.Load(), d, n)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the load's counter
+	if !await.Within(d, func() bool { return ld.acquired.Load() >= n }) {
+		t.Fatalf("the load made %d acquisitions in %v, want %d", ld.acquired.Load(), d, n)
 	}
 }
 
