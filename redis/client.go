@@ -11,9 +11,10 @@ import (
 	"strings"
 	"sync"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/redact"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // Client is one Redis server (or a Sentinel-managed master), or one Redis
@@ -160,20 +161,27 @@ func dialOptions(ctx context.Context, opt *goredis.Options, safe string) (*Clien
 	c := NewClient(rc)
 	if err := rc.Ping(ctx).Err(); err != nil {
 		_ = rc.Close()
-		who := ""
-		if opt.Username != "" {
-			who = " as user " + opt.Username
-		}
-		if IsAuthError(err) {
-			return nil, fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w: %w", safe, who, baton.ErrPermission, redact.Error(err, opt.Password))
-		}
-		if err := MapError(err); refused(err) {
-			return nil, fmt.Errorf("redis: %s%s: %w", safe, who, redact.Error(err, opt.Password))
-		}
-		return nil, fmt.Errorf("redis: connect to %s%s: %w", safe, who, redact.Error(err, opt.Password))
+		return nil, connectError(err, safe, opt.Username, opt.Password)
 	}
 	c.own, c.url = true, safe
 	return c, nil
+}
+
+// connectError says why the first PING to the server(s) of a URL failed,
+// as user (if any), with password redacted: an authentication error
+// wraps baton.ErrPermission.
+func connectError(err error, safe, user, password string) error {
+	who := ""
+	if user != "" {
+		who = " as user " + user
+	}
+	if IsAuthError(err) {
+		return fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w: %w", safe, who, baton.ErrPermission, redact.Error(err, password))
+	}
+	if err := MapError(err); refused(err) {
+		return fmt.Errorf("redis: %s%s: %w", safe, who, redact.Error(err, password))
+	}
+	return fmt.Errorf("redis: connect to %s%s: %w", safe, who, redact.Error(err, password))
 }
 
 // readCAs reads the PEM file of CAs named by a URL's ca_file.

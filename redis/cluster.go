@@ -2,16 +2,11 @@ package redis
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/redact"
 )
 
 // The URL schemes of a Redis Cluster.
@@ -75,13 +70,9 @@ func parseClusterURL(raw string) (*goredis.ClusterOptions, error) {
 		if opt.TLSConfig == nil {
 			return nil, fmt.Errorf("redis: bad URL %s: ca_file needs a rediss-cluster:// URL", safe)
 		}
-		pem, err := os.ReadFile(caFile)
+		pool, err := readCAs(caFile, safe)
 		if err != nil {
-			return nil, fmt.Errorf("redis: ca_file of %s: %w", safe, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("redis: ca_file %s of %s: no PEM certificates", caFile, safe)
+			return nil, err
 		}
 		opt.TLSConfig.RootCAs = pool
 	}
@@ -119,17 +110,7 @@ func dialCluster(ctx context.Context, raw string, opts []DialOption) (*Client, e
 	})
 	if err != nil {
 		_ = rc.Close()
-		who := ""
-		if opt.Username != "" {
-			who = " as user " + opt.Username
-		}
-		if IsAuthError(err) {
-			return nil, fmt.Errorf("redis: authentication to %s%s failed (check the URL's user and password): %w: %w", safe, who, baton.ErrPermission, redact.Error(err, opt.Password))
-		}
-		if err := MapError(err); refused(err) {
-			return nil, fmt.Errorf("redis: %s%s: %w", safe, who, redact.Error(err, opt.Password))
-		}
-		return nil, fmt.Errorf("redis: connect to %s%s: %w", safe, who, redact.Error(err, opt.Password))
+		return nil, connectError(err, safe, opt.Username, opt.Password)
 	}
 	c.own, c.url = true, safe
 	return c, nil
