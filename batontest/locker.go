@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -105,26 +106,36 @@ func testLockerExclusion(t *testing.T, h LockerHarness) {
 		cycles = 10
 	}
 	s := h.New(t, clients, LoadTTL)
+	sections(t, ctx, h, s.Lockers, cycles)
+	s.contenders(t, 0, "after every Unlock")
+}
+
+// sections runs a goroutine per entry of lockers (the same Locker may
+// appear more than once), each through cycles of Lock, a critical section
+// of real width and Unlock, and fails t if two sections overlap, a lease
+// ends inside its section, tokens do not increase as h says, or a section
+// is missing.
+func sections(t *testing.T, ctx context.Context, h LockerHarness, lockers []baton.Locker, cycles int) {
 	var chk Checker
 	var wg sync.WaitGroup
-	for i, m := range s.Lockers {
+	for i, m := range lockers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range cycles {
 				l, err := m.Lock(ctx)
 				if err != nil {
-					t.Errorf("client %d: Lock: %v", i, err)
+					t.Errorf("locker %d: Lock: %v", i, err)
 					return
 				}
 				sp := chk.Enter(i, l.Token())
 				section(l)
 				chk.Leave(sp)
 				if err := l.Err(); err != nil {
-					t.Errorf("client %d: lease ended inside its section: %v", i, err)
+					t.Errorf("locker %d: lease ended inside its section: %v", i, err)
 				}
 				if err := m.Unlock(ctx); err != nil {
-					t.Errorf("client %d: Unlock: %v", i, err)
+					t.Errorf("locker %d: Unlock: %v", i, err)
 					return
 				}
 			}
@@ -134,10 +145,9 @@ func testLockerExclusion(t *testing.T, h LockerHarness) {
 	if err := chk.Verify(h.Tokens); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(chk.Spans()); got != clients*cycles {
-		t.Fatalf("%d critical sections, want %d", got, clients*cycles)
+	if got := len(chk.Spans()); got != len(lockers)*cycles {
+		t.Fatalf("%d critical sections, want %d", got, len(lockers)*cycles)
 	}
-	s.contenders(t, 0, "after every Unlock")
 }
 
 // Acquisitions one after another, by Lock and TryLock on several handles,
@@ -289,36 +299,7 @@ func testLockerShared(t *testing.T, h LockerHarness) {
 	const goroutines = 4
 	cycles := 10
 	s := h.New(t, 1, LoadTTL)
-	m := s.Lockers[0]
-	var chk Checker
-	var wg sync.WaitGroup
-	for i := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range cycles {
-				l, err := m.Lock(ctx)
-				if err != nil {
-					t.Errorf("goroutine %d: Lock: %v", i, err)
-					return
-				}
-				sp := chk.Enter(i, l.Token())
-				section(l)
-				chk.Leave(sp)
-				if err := m.Unlock(ctx); err != nil {
-					t.Errorf("goroutine %d: Unlock: %v", i, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := chk.Verify(h.Tokens); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(chk.Spans()); got != goroutines*cycles {
-		t.Fatalf("%d critical sections, want %d", got, goroutines*cycles)
-	}
+	sections(t, ctx, h, slices.Repeat([]baton.Locker{s.Lockers[0]}, goroutines), cycles)
 	s.contenders(t, 0, "after every Unlock")
 }
 
