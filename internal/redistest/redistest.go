@@ -327,9 +327,10 @@ func (w *logWriter) tail() string {
 
 // shared are the servers Shared started, by pool name.
 var shared struct {
-	mu    sync.Mutex
-	pools map[string][]*Server
-	stop  []*Server
+	mu       sync.Mutex
+	pools    map[string][]*Server
+	stop     []*Server
+	cleanups []func() // of SharedSentinel and SharedCluster
 }
 
 // Shared returns the n servers of the named pool, one set for the whole
@@ -371,8 +372,9 @@ func Shared(t testing.TB, pool string, n int) []*Server {
 	return shared.pools[pool][:n]
 }
 
-// StopShared kills the servers Shared started and removes their
-// directories. Call it from TestMain after m.Run.
+// StopShared kills the servers Shared, SharedSentinel and SharedCluster
+// started and removes their directories. Call it from TestMain after
+// m.Run.
 func StopShared() {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -380,5 +382,8 @@ func StopShared() {
 		s.Kill()
 		_ = os.RemoveAll(s.dir)
 	}
-	shared.pools, shared.stop = nil, nil
+	for i := len(shared.cleanups) - 1; i >= 0; i-- { // last started, first stopped
+		shared.cleanups[i]()
+	}
+	shared.pools, shared.stop, shared.cleanups = nil, nil, nil
 }
