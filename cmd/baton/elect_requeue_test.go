@@ -23,7 +23,7 @@ import (
 func TestElectRequeue(t *testing.T) {
 	t.Parallel()
 	for _, st := range testStores {
-		if !st.sessions {
+		if !st.sessions || !runsOn(t, st) {
 			continue
 		}
 		t.Run(st.name, func(t *testing.T) {

@@ -21,6 +21,9 @@ import (
 func TestLockJeopardyGivesUpHold(t *testing.T) {
 	t.Parallel()
 	for _, st := range testStores {
+		if !runsOn(t, st) {
+			continue
+		}
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
 			direct, viaProxy, pxs := proxied(t, st)
@@ -93,19 +96,6 @@ func TestGraceEveryHold(t *testing.T) {
 			}
 		})
 	}
-}
-
-// proxied starts st's servers, each behind a fault proxy, and returns the
-// store URLs direct and through the proxies, and the proxies.
-func proxied(t *testing.T, st testStore) (direct, viaProxy string, pxs []*proxy.Proxy) {
-	addrs := st.start(t)
-	var paddrs []string
-	for _, a := range addrs {
-		px := proxy.Start(t, a)
-		pxs = append(pxs, px)
-		paddrs = append(paddrs, px.Addr())
-	}
-	return st.url(addrs), st.url(paddrs), pxs
 }
 
 // waitHolderAndWaiter waits until name has a holder and a waiter, and

@@ -165,7 +165,7 @@ func TestLoaded(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			for _, st := range testStores {
-				if sc.sessionsOrRedis && st.name == "redlock" || !series && !slices.Contains(sc.ci, st.name) {
+				if sc.sessionsOrRedis && st.name == "redlock" || !series && !slices.Contains(sc.ci, st.name) || !runsOn(t, st) {
 					continue
 				}
 				t.Run(st.name, func(t *testing.T) {
