@@ -59,6 +59,7 @@ var (
 	_ backend.Expirer      = (*conn)(nil)
 	_ backend.Renewer      = (*conn)(nil)
 	_ backend.Backender    = (*conn)(nil)
+	_ backend.CreateLister = (*conn)(nil)
 )
 
 func newConn(pool *pgxpool.Pool, lcfg *pgx.ConnConfig, lc *pgx.Conn, q *queries, id int64, ttl time.Duration, o options) *conn {

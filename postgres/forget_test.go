@@ -29,9 +29,11 @@ func TestCreateGivenUpLeavesNothing(t *testing.T) {
 	defer s.Close(ctx)
 	c := s.Conn()
 	const dir = "/given-up"
-	// Hold the lock that creates in dir take, so the create waits there.
+	// Hold the key that creates in dir take (shared; the schema's
+	// lockkey2) exclusively, so the create waits there.
 	db := admin(t, srv)
-	if _, err := db.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1), 1)", schema+"."+dir); err != nil {
+	key := schema + ".creates " + dir
+	if _, err := db.Exec(ctx, "SELECT pg_advisory_lock(hashtextextended($1, 0))", key); err != nil {
 		t.Fatal(err)
 	}
 	cctx, ccancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -40,7 +42,7 @@ func TestCreateGivenUpLeavesNothing(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Create: %v, want DeadlineExceeded", err)
 	}
-	if _, err := db.Exec(ctx, "SELECT pg_advisory_unlock(hashtext($1), 1)", schema+"."+dir); err != nil {
+	if _, err := db.Exec(ctx, "SELECT pg_advisory_unlock(hashtextextended($1, 0))", key); err != nil {
 		t.Fatal(err)
 	}
 	// The create's backend, which waited for the lock, goes on now.

@@ -99,6 +99,76 @@ func (c *conn) Create(ctx context.Context, dir, kind string, data []byte, f back
 	return n, err
 }
 
+// CreateAndList creates a node as Create does and lists the children of
+// dir, itself among them, in one round trip: the schema's create_list
+// commits the create, then lists dir as Children does (under the dir's
+// key, so that no node shows above a create not yet committed), in a
+// transaction of its own.
+func (c *conn) CreateAndList(ctx context.Context, dir, kind string, data []byte, f backend.Flags) (backend.Node, []backend.Node, error) {
+	if err := validDir(dir, f); err != nil {
+		return backend.Node{}, nil, err
+	}
+	if kind == "" || strings.Contains(kind, "/") {
+		return backend.Node{}, nil, fmt.Errorf("%w: node name %q", baton.ErrInvalidName, kind)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	attempt := attemptID()
+	var nodes []backend.Node
+	err := c.do(ctx, true, func(ctx context.Context) error {
+		var err error
+		nodes, err = scanNodes(c.pool.QueryRow(ctx, c.q.createList, c.id, dir, kind, data,
+			f&backend.Ephemeral != 0, f&backend.Sequential != 0, attempt))
+		if err == nil && c.drop.take() {
+			return errDroppedReply
+		}
+		return err
+	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == codeExists {
+		return backend.Node{}, nil, fmt.Errorf("%w: %s", baton.ErrExists, backend.Join(dir, kind))
+	}
+	if err != nil && !errors.As(err, &pe) {
+		c.forget(ctx, attempt)
+	}
+	if err != nil {
+		return backend.Node{}, nil, err
+	}
+	return nodes[0], nodes[1:], nil
+}
+
+// scanNodes reads create_list's arrays, one element a node.
+func scanNodes(row pgx.Row) ([]backend.Node, error) {
+	var (
+		paths, names, kinds []string
+		seqds               []bool
+		seqs, tokens, vers  []int64
+		owners              []*int64
+		created             []time.Time
+	)
+	if err := row.Scan(&paths, &names, &kinds, &seqds, &seqs, &tokens, &owners, &vers, &created); err != nil {
+		return nil, err
+	}
+	for _, l := range []int{len(names), len(kinds), len(seqds), len(seqs), len(tokens), len(owners), len(vers), len(created)} {
+		if l != len(paths) {
+			return nil, fmt.Errorf("postgres: create_list returned arrays of %d and %d nodes", len(paths), l)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, errors.New("postgres: create_list returned no node")
+	}
+	out := make([]backend.Node, len(paths))
+	for i := range paths {
+		out[i] = backend.Node{Path: paths[i], Name: names[i], Kind: kinds[i], Seq: seqs[i], Token: tokens[i],
+			Version: vers[i], Created: created[i]}
+		if owners[i] != nil {
+			out[i].Owner = strconv.FormatInt(*owners[i], 16)
+		}
+	}
+	return out, nil
+}
+
 // forget undoes a create given up on (the schema's forget), trying for up
 // to closeTimeout, then in the background while the session lasts.
 func (c *conn) forget(ctx context.Context, attempt string) {

@@ -131,6 +131,13 @@ func open(ctx context.Context, dsn string, opts ...Option) (*conn, error) {
 	// Statements by name are prepared per connection; the simple cache
 	// keeps a pooler in transaction mode (PgBouncer) from seeing them.
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	// Children and CreateAndList read a dir in a statement of their own
+	// after taking its key, and rely on READ COMMITTED's fresh snapshot
+	// there (the schema's lockkey2), whatever the database's default.
+	cfg.AfterConnect = func(ctx context.Context, pc *pgx.Conn) error {
+		_, err := pc.Exec(ctx, "SET default_transaction_isolation = 'read committed'")
+		return err
+	}
 
 	// The listening connection first: it checks the schema, migrates it if
 	// need be, and opens the session, so that no notification to the

@@ -6,9 +6,9 @@ import "strconv"
 type queries struct {
 	schema, prefix string
 
-	open, renew, end, sweep, create, remove, forget, watch, unwatch string
-	get, children                                                   string
-	guard, set, del, exists                                         string
+	open, renew, end, sweep, create, createList, remove, forget, watch, unwatch string
+	get, children                                                               string
+	guard, set, del, exists                                                     string
 }
 
 // nodeCols are the columns a Node is scanned from (scanNode).
@@ -23,13 +23,15 @@ func newQueries(s string) *queries {
 		end:    "DELETE FROM " + s + ".sessions WHERE id = $1",
 		sweep:  "SELECT " + s + ".sweep()",
 		create: "SELECT " + nodeCols + " FROM " + s + ".create($1, $2, $3, $4, $5, $6, $7)",
+		createList: "CALL " + s + ".create_list($1, $2, $3, $4, $5, $6, $7" +
+			", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
 		remove: "SELECT " + s + ".remove($1, $2, $3)",
 		forget: "SELECT " + s + ".forget($1, $2)",
 		watch: "SELECT state, left_ms, kid_paths, kid_tokens FROM " + s +
 			".watch($1, $2, $3, $4, $5, $6, $7)",
 		unwatch:  "DELETE FROM " + s + ".watches WHERE session = $1 AND wid = $2",
 		get:      "SELECT " + nodeCols + ", data FROM " + s + ".nodes WHERE path = $1",
-		children: "SELECT " + nodeCols + " FROM " + s + ".nodes WHERE dir = $1 ORDER BY sequential DESC, CASE WHEN sequential THEN seq ELSE 0 END, name COLLATE \"C\"",
+		children: "SELECT " + nodeCols + " FROM " + s + ".children($1)",
 		guard:    "SELECT 1 FROM " + s + ".nodes WHERE path = $1 AND ($2 = 0 OR token = $2) FOR SHARE",
 		set: "UPDATE " + s + ".nodes SET data = $3, version = version + 1 WHERE path = $1 AND ($2 = 0 OR token = $2)" +
 			" AND (NOT $4 OR version = $5) RETURNING 1",

@@ -19,7 +19,7 @@ const DefaultSchema = "baton"
 
 // SchemaVersion is the version of the tables this package uses; Init
 // migrates a schema to it.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchema is wrapped by the error of Open when the schema is missing or
 // out of date and cannot be migrated (no CREATE privilege: run `baton
@@ -291,6 +291,163 @@ BEGIN
 		INSERT INTO S.watches (session, wid, path, kind, token) VALUES (p_session, p_wid, p_path, p_kind, p_token)
 			ON CONFLICT DO NOTHING; -- a retry after a lost reply
 	END IF;
+END $$;
+`, `
+-- Version 2: creates in one dir no longer wait for each other's commits,
+-- watches write no WAL, and a create can list its siblings in the same
+-- round trip.
+
+-- Watches are per-connection state: a session's waits register them over
+-- its pool and hear of them on its listening connection. Unlogged, a
+-- transaction that writes only watches (a wait) commits without waiting
+-- for a WAL flush. A crash empties the table; it also broke every
+-- client's listening connection, and a client that dials again wakes
+-- every wait to check its condition again and register its watch anew.
+ALTER TABLE S.watches SET UNLOGGED;
+
+-- The order of a dir's tokens. A reader of a dir's children must never
+-- see a node whose token is above that of a create not yet committed
+-- (else two contenders could both find themselves first). So a create
+-- takes the dir's key (lockkey2, below) SHARED before it draws its token
+-- and holds it until it commits; creates do not wait for each other. A
+-- reader that needs the consistent prefix (children, create_list's
+-- listing) takes the key EXCLUSIVELY, in a transaction of its own, and
+-- then reads in a statement of its own (READ COMMITTED: a fresh snapshot,
+-- taken after the lock is granted).
+--
+-- Why that suffices: let a reader see a committed node of token t, and
+-- let u < t be another create's token in that dir. The create of u took
+-- the key before it drew u, so before t was drawn, so before t's create
+-- committed, so before the reader's snapshot. The reader holds the key
+-- exclusively from its grant to past its snapshot, and t's create held it
+-- shared until its commit: so t's commit, and u's lock, came before the
+-- grant, and the grant waited for u's create to commit or abort. The
+-- reader sees u, or u never exists. A create that asks for the key while
+-- a reader waits for it queues behind the reader (PostgreSQL grants in
+-- order of request to conflicting modes) and draws a higher token.
+--
+-- Deadlock: no transaction that holds the key shared ever asks for it
+-- exclusively (a create and its listing are two transactions), and a
+-- reader holds nothing else while it waits.
+CREATE FUNCTION S.lockkey2(p_dir text) RETURNS bigint LANGUAGE sql IMMUTABLE
+AS $$ SELECT hashtextextended('S.creates ' || p_dir, 0) $$;
+
+-- children lists a dir's children under its key (see above), in the
+-- order Children returns them.
+CREATE FUNCTION S.children(p_dir text) RETURNS SETOF S.nodes LANGUAGE plpgsql
+AS $$
+BEGIN
+	IF current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'baton: children needs READ COMMITTED, not %', current_setting('transaction_isolation')
+			USING ERRCODE = 'BA004';
+	END IF;
+	PERFORM pg_advisory_xact_lock(S.lockkey2(p_dir));
+	RETURN QUERY SELECT * FROM S.nodes WHERE dir = p_dir
+		ORDER BY sequential DESC, CASE WHEN sequential THEN seq ELSE 0 END, name COLLATE "C";
+END $$;
+
+CREATE OR REPLACE FUNCTION S.create(p_session bigint, p_dir text, p_kind text, p_data bytea,
+	p_ephemeral boolean, p_sequential boolean, p_attempt text) RETURNS SETOF S.nodes LANGUAGE plpgsql
+AS $$
+DECLARE n S.nodes; t bigint; nm text;
+BEGIN
+	PERFORM set_config('baton.by', p_session::text, true);
+	-- One attempt at a time with its forget (see forget).
+	PERFORM pg_advisory_xact_lock(hashtextextended('S.attempt ' || p_attempt, 0));
+	IF EXISTS (SELECT 1 FROM S.forgotten WHERE attempt = p_attempt) THEN
+		RAISE EXCEPTION 'baton: create % given up', p_attempt USING ERRCODE = 'BA003';
+	END IF;
+	SELECT * INTO n FROM S.nodes WHERE attempt = p_attempt;
+	IF FOUND THEN
+		RETURN NEXT n;
+		RETURN;
+	END IF;
+	PERFORM 1 FROM S.sessions WHERE id = p_session AND expires > clock_timestamp() FOR KEY SHARE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'baton: session % expired', p_session USING ERRCODE = 'BA001';
+	END IF;
+	-- The dir's key, shared, before the token and until the commit: see
+	-- lockkey2.
+	PERFORM pg_advisory_xact_lock_shared(S.lockkey2(p_dir));
+	t := nextval('S.tokens');
+	nm := p_kind;
+	IF p_sequential THEN
+		nm := p_kind || '-' || CASE WHEN t >= 1000000000 THEN t::text ELSE lpad(t::text, 10, '0') END;
+	END IF;
+	INSERT INTO S.nodes (path, dir, name, kind, sequential, seq, token, owner, attempt, data)
+		VALUES (CASE WHEN p_dir = '' OR right(p_dir, 1) = '/' THEN p_dir || nm ELSE p_dir || '/' || nm END,
+			p_dir, nm, p_kind, p_sequential, t, t,
+			CASE WHEN p_ephemeral THEN p_session END, p_attempt, p_data)
+		ON CONFLICT (path) DO NOTHING
+		RETURNING * INTO n;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'baton: % exists', nm USING ERRCODE = 'BA002';
+	END IF;
+	RETURN NEXT n;
+END $$;
+
+-- create_list is create, committed, then children (two transactions in
+-- one call, one round trip): the node first in the arrays, its siblings
+-- (itself among them) after it. A call again with the same attempt
+-- returns the same node: a retry after a lost reply.
+CREATE PROCEDURE S.create_list(p_session bigint, p_dir text, p_kind text, p_data bytea,
+	p_ephemeral boolean, p_sequential boolean, p_attempt text,
+	OUT paths text[], OUT names text[], OUT kinds text[], OUT seqds boolean[], OUT seqs bigint[],
+	OUT tokens bigint[], OUT owners bigint[], OUT versions bigint[], OUT createds timestamptz[])
+LANGUAGE plpgsql
+AS $$
+DECLARE n S.nodes;
+BEGIN
+	SELECT * INTO STRICT n FROM S.create(p_session, p_dir, p_kind, p_data, p_ephemeral, p_sequential, p_attempt);
+	COMMIT;
+	IF current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'baton: create_list needs READ COMMITTED, not %', current_setting('transaction_isolation')
+			USING ERRCODE = 'BA004';
+	END IF;
+	PERFORM pg_advisory_xact_lock(S.lockkey2(p_dir));
+	SELECT array_agg(k.path), array_agg(k.name), array_agg(k.kind), array_agg(k.sequential), array_agg(k.seq),
+		array_agg(k.token), array_agg(k.owner), array_agg(k.version), array_agg(k.created)
+		INTO paths, names, kinds, seqds, seqs, tokens, owners, versions, createds
+		FROM (SELECT * FROM S.nodes WHERE dir = p_dir
+			ORDER BY sequential DESC, CASE WHEN sequential THEN seq ELSE 0 END, name COLLATE "C") k;
+	paths := array_prepend(n.path, paths);
+	names := array_prepend(n.name, names);
+	kinds := array_prepend(n.kind, kinds);
+	seqds := array_prepend(n.sequential, seqds);
+	seqs := array_prepend(n.seq, seqs);
+	tokens := array_prepend(n.token, tokens);
+	owners := array_prepend(n.owner, owners);
+	versions := array_prepend(n.version, versions);
+	createds := array_prepend(n.created, createds);
+END $$;
+
+-- One trigger fire per change: the node's own watches and its dir's
+-- 'kids' watches, under both paths' locks (shared; see fire), in one
+-- scan of the watches.
+CREATE FUNCTION S.fire2(p_path text, p_kinds text[], p_token bigint, p_dir text) RETURNS void LANGUAGE plpgsql
+AS $$
+DECLARE r record;
+BEGIN
+	PERFORM pg_advisory_xact_lock_shared(S.lockkey(p_path));
+	PERFORM pg_advisory_xact_lock_shared(S.lockkey(p_dir));
+	FOR r IN DELETE FROM S.watches WHERE path IN (p_path, p_dir)
+			AND ((path = p_path AND kind = ANY (p_kinds) AND token IN (0, p_token)) OR (path = p_dir AND kind = 'kids'))
+		RETURNING session, wid LOOP
+		PERFORM pg_notify('CHAN_' || r.session, r.wid || ' ' || coalesce(current_setting('baton.by', true), ''));
+	END LOOP;
+END $$;
+
+CREATE OR REPLACE FUNCTION S.nodes_changed() RETURNS trigger LANGUAGE plpgsql
+AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN
+		PERFORM S.fire2(NEW.path, '{exists}', 0, NEW.dir);
+	ELSIF TG_OP = 'DELETE' THEN
+		PERFORM S.fire2(OLD.path, '{gone,data}', OLD.token, OLD.dir);
+	ELSIF NEW.version <> OLD.version THEN
+		PERFORM S.fire(OLD.path, '{data}', OLD.token);
+	END IF;
+	RETURN NULL;
 END $$;
 `}
 

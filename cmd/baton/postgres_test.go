@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/internal/pgtest"
+	"github.com/batonhq/baton/postgres"
 )
 
 // TestDemoPostgres: the demo keeps every promise on PostgreSQL, with the
@@ -31,11 +33,11 @@ func TestPostgresInit(t *testing.T) {
 	u := "postgres://postgres@" + srv.Addr() + "/postgres?sslmode=disable&schema=initted"
 	for range 2 {
 		out, stderr, code := run(t, env(), "postgres", "init", "--store", u)
-		if code != 0 || !strings.HasPrefix(out, "schema initted at version 1 on postgres://") {
+		if code != 0 || !strings.HasPrefix(out, "schema initted at version "+strconv.Itoa(postgres.SchemaVersion)+" on postgres://") {
 			t.Fatalf("postgres init: exit %d, stdout %q, stderr %q", code, out, stderr)
 		}
 	}
-	if got := srv.SQL(t, "", "SELECT max(version) FROM initted.migrations"); got != "1" {
+	if got := srv.SQL(t, "", "SELECT max(version) FROM initted.migrations"); got != strconv.Itoa(postgres.SchemaVersion) {
 		t.Fatalf("initted.migrations: %q", got)
 	}
 	out, stderr, code := run(t, env("BATON_STORE="+u), "lock", "--try", "init/x", "--", "sh", "-c", "echo $BATON_TOKEN")
