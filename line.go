@@ -144,10 +144,20 @@ func waitTurn(ctx context.Context, a *telemetry.Acquire, c backend.Conn, dir str
 			return nil
 		}
 		var err error
-		if kids, err = c.Children(ctx, dir); err != nil {
+		if kids, err = relist(ctx, c, dir, me); err != nil {
 			return err
 		}
 	}
+}
+
+// relist lists dir again for a waiter whose node me was listed since its
+// create: with the backend's Relister where it has one (complete up to
+// me, which is all waitTurn reads), else Children.
+func relist(ctx context.Context, c backend.Conn, dir string, me backend.Node) ([]backend.Node, error) {
+	if r, ok := c.(backend.Relister); ok {
+		return r.Relist(ctx, dir, me)
+	}
+	return c.Children(ctx, dir)
 }
 
 // removeNode deletes n after a failed or cancelled wait, even when ctx is

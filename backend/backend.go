@@ -180,6 +180,19 @@ type CreateLister interface {
 	CreateAndList(ctx context.Context, dir, kind string, data []byte, f Flags) (Node, []Node, error)
 }
 
+// Relister is an optional Conn capability for a waiter in a line: list
+// the children of dir, as Children does, for a session whose own node me
+// in dir was created and then listed (by CreateAndList, or by Children
+// after Create). The listing is complete and in order up to me, which is
+// all a waiter reads; a node created after me may be shown without one
+// created between it and me that is not yet visible. A backend offers it
+// where that costs less than Children: on PostgreSQL, Children waits for
+// the creates in flight in dir (so that no node shows above one not yet
+// committed), and Relist does not.
+type Relister interface {
+	Relist(ctx context.Context, dir string, me Node) ([]Node, error)
+}
+
 // AbsolutePaths is an optional Conn capability of a store whose names are
 // absolute paths (ZooKeeper's znodes): there a name written without a
 // leading "/" names the node at AbsolutePath(name) (CleanName's rule), so

@@ -60,6 +60,7 @@ var (
 	_ backend.Renewer      = (*conn)(nil)
 	_ backend.Backender    = (*conn)(nil)
 	_ backend.CreateLister = (*conn)(nil)
+	_ backend.Relister     = (*conn)(nil)
 )
 
 func newConn(pool *pgxpool.Pool, lcfg *pgx.ConnConfig, lc *pgx.Conn, q *queries, id int64, ttl time.Duration, o options) *conn {

@@ -197,14 +197,30 @@ func (c *conn) forget(ctx context.Context, attempt string) {
 // arranged (tests): the create was applied.
 var errDroppedReply = fmt.Errorf("postgres: create reply lost: %w", io.ErrUnexpectedEOF)
 
+// Children lists dir under its key (the schema's children): it waits for
+// the creates in flight there, so that no node shows above one not yet
+// committed.
 func (c *conn) Children(ctx context.Context, dir string) ([]backend.Node, error) {
+	return c.list(ctx, c.q.children, dir)
+}
+
+// Relist lists dir without its key, for a waiter whose node me was listed
+// under it since its create (backend.Relister): every create in dir with a
+// token below me.Token had then committed or failed, so the listing is
+// complete up to me. It does not wait for the creates in flight, which
+// all queue after me.
+func (c *conn) Relist(ctx context.Context, dir string, me backend.Node) ([]backend.Node, error) {
+	return c.list(ctx, c.q.relist, dir)
+}
+
+func (c *conn) list(ctx context.Context, query, dir string) ([]backend.Node, error) {
 	if err := validPath(dir); err != nil {
 		return nil, err
 	}
 	var out []backend.Node
 	err := c.do(ctx, true, func(ctx context.Context) error {
 		out = out[:0]
-		rows, err := c.pool.Query(ctx, c.q.children, dir)
+		rows, err := c.pool.Query(ctx, query, dir)
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ type queries struct {
 	schema, prefix string
 
 	open, renew, end, sweep, create, createList, remove, forget, watch, unwatch string
-	get, children                                                               string
+	get, children, relist                                                       string
 	guard, set, del, exists                                                     string
 }
 
@@ -22,7 +22,7 @@ func newQueries(s string) *queries {
 		renew:  "SELECT " + s + ".renew($1)",
 		end:    "DELETE FROM " + s + ".sessions WHERE id = $1",
 		sweep:  "SELECT " + s + ".sweep()",
-		create: "SELECT " + nodeCols + " FROM " + s + ".create($1, $2, $3, $4, $5, $6, $7)",
+		create: "SELECT " + nodeCols + " FROM " + s + ".create_node($1, $2, $3, $4, $5, $6, $7)",
 		createList: "CALL " + s + ".create_list($1, $2, $3, $4, $5, $6, $7" +
 			", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
 		remove: "SELECT " + s + ".remove($1, $2, $3)",
@@ -32,6 +32,7 @@ func newQueries(s string) *queries {
 		unwatch:  "DELETE FROM " + s + ".watches WHERE session = $1 AND wid = $2",
 		get:      "SELECT " + nodeCols + ", data FROM " + s + ".nodes WHERE path = $1",
 		children: "SELECT " + nodeCols + " FROM " + s + ".children($1)",
+		relist:   "SELECT " + nodeCols + " FROM " + s + ".nodes WHERE dir = $1 ORDER BY sequential DESC, CASE WHEN sequential THEN seq ELSE 0 END, name COLLATE \"C\"",
 		guard:    "SELECT 1 FROM " + s + ".nodes WHERE path = $1 AND ($2 = 0 OR token = $2) FOR SHARE",
 		set: "UPDATE " + s + ".nodes SET data = $3, version = version + 1 WHERE path = $1 AND ($2 = 0 OR token = $2)" +
 			" AND (NOT $4 OR version = $5) RETURNING 1",

@@ -346,7 +346,13 @@ BEGIN
 		ORDER BY sequential DESC, CASE WHEN sequential THEN seq ELSE 0 END, name COLLATE "C";
 END $$;
 
-CREATE OR REPLACE FUNCTION S.create(p_session bigint, p_dir text, p_kind text, p_data bytea,
+-- create_node is version 1's create with the dir's key shared. The old
+-- create goes: a client of version 1 still running would list without
+-- the key, trusting creates to commit in token order; its creates fail
+-- instead ("function ... create does not exist"), and it takes no lock
+-- it could share with another.
+DROP FUNCTION S.create(bigint, text, text, bytea, boolean, boolean, text);
+CREATE FUNCTION S.create_node(p_session bigint, p_dir text, p_kind text, p_data bytea,
 	p_ephemeral boolean, p_sequential boolean, p_attempt text) RETURNS SETOF S.nodes LANGUAGE plpgsql
 AS $$
 DECLARE n S.nodes; t bigint; nm text;
@@ -398,7 +404,7 @@ LANGUAGE plpgsql
 AS $$
 DECLARE n S.nodes;
 BEGIN
-	SELECT * INTO STRICT n FROM S.create(p_session, p_dir, p_kind, p_data, p_ephemeral, p_sequential, p_attempt);
+	SELECT * INTO STRICT n FROM S.create_node(p_session, p_dir, p_kind, p_data, p_ephemeral, p_sequential, p_attempt);
 	COMMIT;
 	IF current_setting('transaction_isolation') <> 'read committed' THEN
 		RAISE EXCEPTION 'baton: create_list needs READ COMMITTED, not %', current_setting('transaction_isolation')
@@ -410,6 +416,11 @@ BEGIN
 		INTO paths, names, kinds, seqds, seqs, tokens, owners, versions, createds
 		FROM (SELECT * FROM S.nodes WHERE dir = p_dir
 			ORDER BY sequential DESC, CASE WHEN sequential THEN seq ELSE 0 END, name COLLATE "C") k;
+	IF NOT (n.path = ANY (coalesce(paths, '{}'))) AND NOT EXISTS (SELECT 1 FROM S.sessions WHERE id = p_session) THEN
+		-- Gone with its session between the two transactions: as create
+		-- says of a session that has expired.
+		RAISE EXCEPTION 'baton: session % expired', p_session USING ERRCODE = 'BA001';
+	END IF;
 	paths := array_prepend(n.path, paths);
 	names := array_prepend(n.name, names);
 	kinds := array_prepend(n.kind, kinds);
