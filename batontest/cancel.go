@@ -76,10 +76,27 @@ func (c stepLister) CreateAndList(ctx context.Context, dir, kind string, data []
 	return n, kids, err
 }
 
+// stepRelister is stepLister over a backend that also lists again for a
+// waiter (backend.Relister): that listing is a "list" step too.
+type stepRelister struct{ stepLister }
+
+func (c stepRelister) Relist(ctx context.Context, dir string, me backend.Node) ([]backend.Node, error) {
+	kids, err := c.Conn.(backend.Relister).Relist(ctx, dir, me)
+	if err == nil {
+		c.at("list")
+	}
+	return kids, err
+}
+
 // withStep wraps s's Conn so that hook runs once at step.
 func withStep(s *baton.Session, step string, hook func()) *baton.Session {
 	sc := &stepConn{Conn: s.Conn(), step: step, hook: hook}
-	if _, ok := s.Conn().(backend.CreateLister); ok {
+	_, lists := s.Conn().(backend.CreateLister)
+	_, relists := s.Conn().(backend.Relister)
+	switch {
+	case lists && relists:
+		return baton.NewSession(stepRelister{stepLister{sc}}, baton.Telemetry{})
+	case lists:
 		return baton.NewSession(stepLister{sc}, baton.Telemetry{})
 	}
 	return baton.NewSession(sc, baton.Telemetry{})

@@ -3,6 +3,7 @@ package batontest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,6 +74,44 @@ func testConnCreateOnce(t *testing.T, h Harness) {
 		}
 		if n.Owner != s.ID() {
 			t.Fatalf("%s: owner %q, want the session %q", tc.name, n.Owner, s.ID())
+		}
+	}
+	cl, ok := c.(backend.CreateLister)
+	if !ok {
+		return
+	}
+	// CreateAndList too: the node once, in its own listing, which a
+	// Relist (where the backend has it) and Children agree with.
+	dir := h.Path(t)
+	first, err := c.Create(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.DropCreateReply(t, s)
+	n, kids, err := cl.CreateAndList(ctx, dir, backend.KindLock, []byte("x"), backend.Ephemeral|backend.Sequential)
+	if err != nil {
+		t.Fatalf("CreateAndList after a lost reply: %v", err)
+	}
+	paths := func(ns []backend.Node) []string {
+		var out []string
+		for _, k := range ns {
+			out = append(out, k.Path)
+		}
+		return out
+	}
+	want := []string{first.Path, n.Path}
+	if got := paths(kids); !slices.Equal(got, want) {
+		t.Fatalf("CreateAndList after a lost reply listed %v, want %v", got, want)
+	}
+	if kids[1].Token != n.Token || n.Owner != s.ID() {
+		t.Fatalf("CreateAndList returned %+v, listed %+v", n, kids[1])
+	}
+	if got, err := c.Children(ctx, dir); err != nil || !slices.Equal(paths(got), want) {
+		t.Fatalf("Children after CreateAndList: %v, %v; want %v", paths(got), err, want)
+	}
+	if r, ok := c.(backend.Relister); ok {
+		if got, err := r.Relist(ctx, dir, n); err != nil || !slices.Equal(paths(got), want) {
+			t.Fatalf("Relist after CreateAndList: %v, %v; want %v", paths(got), err, want)
 		}
 	}
 }
@@ -373,6 +412,9 @@ func connCalls(ctx context.Context, c backend.Conn, dir string, n backend.Node) 
 	errs["Commit unguarded"] = c.Commit(ctx, backend.Node{}, backend.Op{Kind: backend.OpCreate, Dir: dir, Name: "made", Flags: backend.Ephemeral})
 	if cl, ok := c.(backend.CreateLister); ok {
 		_, _, errs["CreateAndList"] = cl.CreateAndList(ctx, dir, backend.KindLock, nil, backend.Ephemeral|backend.Sequential)
+	}
+	if r, ok := c.(backend.Relister); ok {
+		_, errs["Relist"] = r.Relist(ctx, dir, n)
 	}
 	return errs
 }
