@@ -324,7 +324,8 @@ ALTER TABLE S.watches SET UNLOGGED;
 -- grant, and the grant waited for u's create to commit or abort. The
 -- reader sees u, or u never exists. A create that asks for the key while
 -- a reader waits for it queues behind the reader (PostgreSQL grants in
--- order of request to conflicting modes) and draws a higher token.
+-- order of request to conflicting modes), so a stream of creates cannot
+-- keep a reader waiting.
 --
 -- Deadlock: no transaction that holds the key shared ever asks for it
 -- exclusively (a create and its listing are two transactions), and a
