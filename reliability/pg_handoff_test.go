@@ -16,6 +16,7 @@ import (
 // waiter, woken by its timer at that expiry, holds. Nothing hangs, and
 // nobody holds sooner than the dead waiter's session allows.
 func TestPostgresHandedToKilledWaiter(t *testing.T) {
+	independent(t)
 	tg := pgTarget(t)
 	n := runs(2, 10)
 	row := Row{Scenario: "hand-off to a waiter killed before it noticed", Store: "postgres", Runs: n}

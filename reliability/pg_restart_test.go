@@ -25,6 +25,7 @@ import (
 // increasing, the waiter holds in the end (the holder releasing once it
 // finds itself still holding, after 300 ms), within a bound.
 func TestPostgresRestart(t *testing.T) {
+	independent(t)
 	srv := pgtest.Start(t)
 	n := runs(2, 10)
 	row := Row{Scenario: "server restarted (pg_ctl restart -m immediate) while held and waited for", Store: "postgres", Runs: n}

@@ -84,6 +84,7 @@ func inLine(t *testing.T, ctx context.Context, c *redis.Client, key string, n in
 // the lock is held by nobody until the dead waiter's ttl runs out, then
 // the next waiter gets it. Nothing hangs, and nobody gets it sooner.
 func TestRedisHandedToKilledWaiter(t *testing.T) {
+	independent(t)
 	srv := redistest.Start(t, redistest.Config{})
 	n := runs(2, 10)
 	const ttl = time.Second
@@ -140,6 +141,7 @@ func TestRedisHandedToKilledWaiter(t *testing.T) {
 // lost the lock, every waiter gets the lock in turn (nothing hangs), the
 // waiters never overlap, and tokens keep increasing.
 func TestRedisFlushallUnderLine(t *testing.T) {
+	independent(t)
 	srv := redistest.Start(t, redistest.Config{})
 	n := runs(2, 10)
 	const ttl = time.Second
@@ -220,6 +222,7 @@ func TestRedisFlushallUnderLine(t *testing.T) {
 // lock over: the waiter gets it from the other masters, the restarted
 // master stays out of the vote, and nobody overlaps.
 func TestRedisRedlockRestartDuringHandOff(t *testing.T) {
+	independent(t)
 	srvs := redistest.StartN(t, 5, redistest.Config{})
 	var urls []string
 	for _, s := range srvs {

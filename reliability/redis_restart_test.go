@@ -27,6 +27,7 @@ const restartTTL = 3 * time.Second
 // restart: the restart guard keeps the lock off the restarted server for
 // a TTL, past every lease granted before.
 func TestRedisRestartedEmpty(t *testing.T) {
+	independent(t)
 	srv := redistest.Start(t, redistest.Config{})
 	n := runs(3, 10)
 	row := Row{Scenario: "single server killed and restarted empty while held", Store: "redis", Runs: n}

@@ -218,6 +218,7 @@ func (c sentinelCounts) violations() int { return c.overlaps + c.backward }
 // a higher token. Without it, the holder holds a lock the promoted replica
 // never saw.
 func TestSentinelFailoverHeld(t *testing.T) {
+	independent(t)
 	n := runs(1, 10)
 	var ack, none [2]sentinelCounts
 	var took []time.Duration
@@ -390,6 +391,7 @@ func sentinelHeld(t *testing.T) heldResult {
 // TestSentinelFailoverContenders kills the master while 8 contenders loop
 // on each of two locks, one acknowledged by both replicas and one not.
 func TestSentinelFailoverContenders(t *testing.T) {
+	independent(t)
 	n := runs(1, 5)
 	var ack, none sentinelCounts
 	var took []time.Duration

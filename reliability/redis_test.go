@@ -26,6 +26,7 @@ type locker interface {
 // masters are killed (2 of 5: locking goes on) and restarted empty (the
 // restart guard keeps them out of the quorum for a TTL). No overlap.
 func TestRedisRedlockFaults(t *testing.T) {
+	independent(t)
 	srvs := redistest.StartN(t, 5, redistest.Config{})
 	var urls []string
 	for _, s := range srvs {
@@ -123,6 +124,7 @@ func lockCycles(ctx context.Context, m locker, who int, chk *batontest.Checker, 
 // Partition on single-instance Redis: the holder's connection is
 // blackholed; its lost signal must fire before another client acquires.
 func TestRedisPartition(t *testing.T) {
+	independent(t)
 	srv := redistest.Start(t, redistest.Config{})
 	n := runs(3, 20)
 	row := Row{Scenario: "partition: holder blackholed", Store: "redis", Runs: n}

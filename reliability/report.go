@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/batonhq/baton/internal/stats"
@@ -70,6 +71,18 @@ func writeReport() error {
 
 // full reports whether the full (long) run was asked for.
 func full() bool { return os.Getenv("BATON_RELIABILITY") == "full" }
+
+// independent marks a scenario that runs on servers of its own and spends
+// its time waiting (for a failover, a restart, a TTL): in the bounded run
+// it runs beside the other such scenarios (t.Parallel: after the others,
+// up to -parallel at a time), which also tries it with neighbours. The
+// full run (scripts/reliability.sh) runs every scenario alone, as its rows
+// in docs/RELIABILITY.md were measured.
+func independent(t *testing.T) {
+	if !full() {
+		t.Parallel()
+	}
+}
 
 // runs picks the bounded or the full count.
 func runs(bounded, fullRuns int) int {
