@@ -318,7 +318,9 @@ wait_all
 # Alone, one after the other, nothing else running: TestLoaded's margins
 # are measured with its own CPU hogs, one per core plus one, and no more
 # load; the fault suite's scenarios cut, pause and kill with TTLs of a
-# second, and its margins are not measured beside a CPU-heavy neighbour.
+# second, and its margins are not measured beside a CPU-heavy neighbour
+# (its scenarios that mostly wait on servers of their own run beside each
+# other, -parallel 4: reliability/report.go's independent).
 bg "./cmd/baton: go test -race -run TestLoaded (alone)" mod_test ./cmd/baton -run '^TestLoaded$'
 wait_all
 bounds_alone() {
