@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -209,8 +210,36 @@ func (c *conn) Children(ctx context.Context, dir string) ([]backend.Node, error)
 // token below me.Token had then committed or failed, so the listing is
 // complete up to me. It does not wait for the creates in flight, which
 // all queue after me.
+//
+// A listing without me, of a session whose end has not reached this
+// client yet (the sweep that expired it notified its listening
+// connection, and that notification may still be on its way), reports
+// the session's end, as it would once the notification came, rather than
+// a node gone from a live session: it asks the server whether the session
+// is still there.
 func (c *conn) Relist(ctx context.Context, dir string, me backend.Node) ([]backend.Node, error) {
-	return c.list(ctx, c.q.relist, dir)
+	kids, err := c.list(ctx, c.q.relist, dir)
+	if err != nil || slices.ContainsFunc(kids, func(k backend.Node) bool { return k.Path == me.Path }) {
+		return kids, err
+	}
+	return kids, c.checkSession(ctx)
+}
+
+// checkSession ends the session with ErrSessionExpired, and returns that,
+// if the server no longer has it; nil if it does.
+func (c *conn) checkSession(ctx context.Context) error {
+	var alive bool
+	err := c.do(ctx, true, func(ctx context.Context) error {
+		return c.pool.QueryRow(ctx, c.q.alive, c.id).Scan(&alive)
+	})
+	if err != nil {
+		return err
+	}
+	if !alive {
+		c.end(baton.ErrSessionExpired)
+		return c.Err()
+	}
+	return nil
 }
 
 func (c *conn) list(ctx context.Context, query, dir string) ([]backend.Node, error) {

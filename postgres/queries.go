@@ -7,7 +7,7 @@ type queries struct {
 	schema, prefix string
 
 	open, renew, end, sweep, create, createList, remove, forget, watch, unwatch string
-	get, children, relist                                                       string
+	get, children, relist, alive                                                string
 	guard, set, del, exists                                                     string
 }
 
@@ -21,6 +21,7 @@ func newQueries(s string) *queries {
 		open:   "SELECT " + s + ".open($1::interval)",
 		renew:  "SELECT " + s + ".renew($1)",
 		end:    "DELETE FROM " + s + ".sessions WHERE id = $1",
+		alive:  "SELECT EXISTS (SELECT 1 FROM " + s + ".sessions WHERE id = $1)",
 		sweep:  "SELECT " + s + ".sweep()",
 		create: "SELECT " + nodeCols + " FROM " + s + ".create_node($1, $2, $3, $4, $5, $6, $7)",
 		createList: "CALL " + s + ".create_list($1, $2, $3, $4, $5, $6, $7" +
