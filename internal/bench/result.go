@@ -33,6 +33,11 @@ type Result struct {
 	// returning; 0 when the next holder was already running.
 	HandoffP50 *float64 `json:"handoff_p50_us"`
 	HandoffP99 *float64 `json:"handoff_p99_us"`
+	// HandoffSentP50/P99: from a release being sent (Unlock called) to
+	// the next holder's Lock returning, the release's own round trip and
+	// commit included.
+	HandoffSentP50 *float64 `json:"handoff_sent_p50_us,omitempty"`
+	HandoffSentP99 *float64 `json:"handoff_sent_p99_us,omitempty"`
 	// FiresPerRelease: watch notifications per release that woke a waiter.
 	FiresPerRelease *float64 `json:"fires_per_release"`
 	// ServerFiresPerRelease (herd): the notifications the store's servers

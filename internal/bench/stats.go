@@ -38,7 +38,7 @@ func chainStats(r *Result, cs, pending []cycle, clients int) {
 		return
 	}
 	slices.SortFunc(s, func(a, b cycle) int { return int(a.order - b.order) })
-	var hand []time.Duration
+	var hand, sent []time.Duration
 	same := 0
 	for k := 1; k < len(s); k++ {
 		prev, cur := s[k-1], s[k]
@@ -46,11 +46,13 @@ func chainStats(r *Result, cs, pending []cycle, clients int) {
 			r.Overlaps++
 		}
 		hand = append(hand, max(0, cur.acq.Sub(prev.done)))
+		sent = append(sent, max(0, cur.acq.Sub(prev.rel)))
 		if cur.client == prev.client {
 			same++
 		}
 	}
 	r.HandoffP50, r.HandoffP99 = percentile(hand, 50), percentile(hand, 99)
+	r.HandoffSentP50, r.HandoffSentP99 = percentile(sent, 50), percentile(sent, 99)
 	if len(s) > 1 {
 		r.ReacquirePct = f64(100 * float64(same) / float64(len(s)-1))
 	}
