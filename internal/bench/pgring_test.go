@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/pgtest"
+)
+
+// TestPostgresNotifyRing: the notify ring hands the lock on in turn, one
+// holder at a time, with two statements per acquisition (the release's
+// write with its NOTIFY, and the next holder's read). As in handsOff, a
+// release that finds nobody in line lets its releaser take it back: up
+// to 20% passes.
+func TestPostgresNotifyRing(t *testing.T) {
+	url := pgtest.Start(t).URL("postgres")
+	tg := Target{Impl: "notify ring floor", Store: "postgres", Factory: &PostgresNotifyRing{URL: url}, Probe: PostgresProbe{URL: url}}
+	r, err := Run(context.Background(), tg, Config{Workload: "contended", Clients: 4, Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Acquisitions == 0 || r.Errors != 0 || r.Overlaps != 0 {
+		t.Fatalf("%d acquisitions, %d errors, %d overlaps (%s)", r.Acquisitions, r.Errors, r.Overlaps, r.Note)
+	}
+	if r.ReacquirePct == nil || *r.ReacquirePct > 20 {
+		t.Errorf("re-acquisition %s, want a hand-off to another client almost always", num(r.ReacquirePct, 2))
+	}
+	if r.ServerRequestsPerAcq == nil || *r.ServerRequestsPerAcq > 2.1 {
+		t.Errorf("%s statements per acquisition, want 2", num(r.ServerRequestsPerAcq, 2))
+	}
+	if r.HandoffSentP50 == nil || r.HandoffP50 == nil || *r.HandoffSentP50 < *r.HandoffP50 {
+		t.Errorf("hand-off p50 from the release sent %s < from its return %s", num(r.HandoffSentP50, 1), num(r.HandoffP50, 1))
+	}
+}
+
+// TestHandoffSent: a hand-off counts from the release's return, and from
+// its being sent.
+func TestHandoffSent(t *testing.T) {
+	at := func(ms int) time.Time { return time.Unix(0, int64(ms)*int64(time.Millisecond)) }
+	cs := []cycle{
+		{client: 0, order: 1, req: at(0), acq: at(1), rel: at(2), done: at(5)},
+		{client: 1, order: 2, req: at(0), acq: at(6), rel: at(7), done: at(8)},
+	}
+	var r Result
+	chainStats(&r, cs, nil, 2)
+	if r.HandoffP50 == nil || *r.HandoffP50 != 1000 || r.HandoffSentP50 == nil || *r.HandoffSentP50 != 4000 {
+		t.Fatalf("hand-off %s µs, from the release sent %s µs; want 1000 and 4000", num(r.HandoffP50, 0), num(r.HandoffSentP50, 0))
+	}
+}
