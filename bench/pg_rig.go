@@ -7,7 +7,8 @@ import (
 // startPostgres starts one PostgreSQL server. The floor is a session
 // advisory lock (pg_advisory_lock/pg_advisory_unlock, the hand-off inside
 // the server; bench.Targets), the peer cirello.io/pglock's algorithm with
-// its defaults (pglock.go).
+// its defaults (pglock.go). The contended rounds also run the notify ring
+// (bench.PostgresNotifyRing), the physical limit of a LISTEN/NOTIFY lock.
 func (r *rig) startPostgres(base string, fsync bool) error {
 	if err := r.add(startPostgres(base, fsync)); err != nil {
 		return err
@@ -27,8 +28,10 @@ func (r *rig) startPostgres(base string, fsync bool) error {
 	// inserted and deleted, each committed.
 	r.cycleFloors = []bench.Target{{Impl: "row floor", Store: r.st, Factory: bench.PostgresRowFloor{URL: url}, Probe: probe}}
 	// The contended rounds run the advisory lock too: 8 sessions blocked
-	// in pg_advisory_lock, the server handing it on.
-	r.handOffFloors = []bench.Target{floor}
+	// in pg_advisory_lock, the server handing it on; and the notify ring,
+	// the least a hand-off by a durable write and a NOTIFY costs.
+	ring := bench.Target{Impl: notifyRing, Store: r.st, Factory: &bench.PostgresNotifyRing{URL: url}, Probe: probe}
+	r.handOffFloors = []bench.Target{floor, ring}
 	r.herd, r.herdBatonOnly = true, true
 	return nil
 }

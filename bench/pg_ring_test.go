@@ -1,0 +1,62 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton/internal/bench"
+)
+
+// pgContended returns the three repeats of one implementation at 8
+// contenders on postgres, at acq/s and hand-off p99s (µs) around those
+// given.
+func pgContended(impl string, acq, p99, sentP99 float64) []bench.Result {
+	var rs []bench.Result
+	for i, d := range []float64{-1, 0, 1} {
+		r := bench.Result{Impl: impl, Store: "postgres", Workload: "contended", Clients: 8, Repeat: i + 1,
+			Acquisitions: 1000, AcqPerS: acq + d, HandoffP50: fp(p99 / 2), HandoffP99: fp(p99)}
+		if sentP99 > 0 {
+			r.HandoffSentP50, r.HandoffSentP99 = fp(sentP99/2), fp(sentP99)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func TestPgTargetsNotifyRing(t *testing.T) {
+	rs := append(pgContended("floor", 5000, 100, 200), pgContended("baton", 280, 4000, 6000)...)
+	rs = append(rs, pgContended(notifyRing, 1000, 1000, 3000)...)
+	rows := pgTargets(rs, "postgres")
+	if !strings.Contains(rows[0].target, "the notify ring floor: 1000 (999–1001) acq/s = 0.20× the advisory floor's, baton at 0.28× of it") {
+		t.Errorf("target 1 lacks the ring's figures: %s", rows[0].target)
+	}
+	if want := "**missed**: beyond the physical limit here, the notify ring floor reaching 0.20× of the advisory floor"; rows[0].verdict != want {
+		t.Errorf("target 1 verdict = %q, want %q", rows[0].verdict, want)
+	}
+	for _, want := range []string{"the notify ring floor, the physical limit of a LISTEN/NOTIFY hand-off: p50 0.50 (0.50–0.50), p99 1.00 (1.00–1.00)",
+		"from the release sent, p50 / p99: baton 3.00 (3.00–3.00) / 6.00 (6.00–6.00), floor 0.10 (0.10–0.10) / 0.20 (0.20–0.20), notify ring floor 1.50 (1.50–1.50) / 3.00 (3.00–3.00)"} {
+		if !strings.Contains(rows[2].target, want) {
+			t.Errorf("target 3 lacks %q: %s", want, rows[2].target)
+		}
+	}
+
+	// The ring at or above half the floor: the target is missed by baton
+	// alone, and the verdict says nothing of the ring.
+	rs = append(pgContended("floor", 5000, 100, 0), pgContended("baton", 280, 4000, 0)...)
+	rs = append(rs, pgContended(notifyRing, 3000, 1000, 0)...)
+	if v := pgTargets(rs, "postgres")[0].verdict; v != "**missed**" {
+		t.Errorf("target 1 verdict with the ring above half the floor = %q", v)
+	}
+}
+
+// Results saved before the ring was measured render without it.
+func TestPgTargetsWithoutRing(t *testing.T) {
+	rs := append(pgContended("floor", 5000, 100, 0), pgContended("baton", 280, 4000, 0)...)
+	rows := pgTargets(rs, "postgres")
+	if strings.Contains(rows[0].target, "ring") || strings.Contains(rows[2].target, "ring") || strings.Contains(rows[2].target, "sent") {
+		t.Errorf("rows name what was not measured:\n%s\n%s", rows[0].target, rows[2].target)
+	}
+	if rows[0].verdict != "**missed**" {
+		t.Errorf("target 1 verdict = %q", rows[0].verdict)
+	}
+}
