@@ -269,6 +269,8 @@ func writeReport(path string, p plan, m machine, rs []bench.Result, notes []stri
 	w("so it never lists or re-checks the line. No lock in that layout can beat the layout floor on the same server; both are `internal/bench`'s `EtcdRelay` and `EtcdLayoutFloor`.\n")
 	w("- Contended floor on Redis (8 contenders, in the same interleaved rounds): the *relay floor* keeps the line in process and hands the lock on with one PUBLISH to the next waiter's channel, ")
 	w("which the waiter reads on its own goroutine (on every master in parallel for Redlock, the waiter holding once a majority delivered): the fastest FIFO hand-off between clients on those servers (`internal/bench`'s `RedisRelay`).\n")
+	w("- Contended floors on PostgreSQL (8 contenders, in the same interleaved rounds): the advisory lock (`impl=floor`, the hand-off inside the server's lock manager), and the *notify ring floor*, ")
+	w("the physical limit of a LISTEN/NOTIFY lock with durable releases: the line kept in process, the releaser updates the lock's row and NOTIFYs the next waiter's channel in one autocommit statement, the waiter reads the row once (`internal/bench`'s `PostgresNotifyRing`).\n")
 	w("- Server requests per acquisition are counted by the servers, not the clients: ZooKeeper `mntr` `zk_packets_received` deltas (less the probe's own packet; includes pings), ")
 	w("etcd `/metrics` `grpc_server_msg_received_total` summed over methods (unary calls plus stream messages: watch creates/cancels, lease keep-alives), ")
 	w("Redis `INFO stats` `total_commands_processed` (less the probe's own INFO), summed over servers — Redis counts the commands a Lua script runs as well, ")
