@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/batonhq/baton/internal/bench"
 )
@@ -69,4 +71,15 @@ func sentHandoffNote(rs []bench.Result, st string) string {
 		s += fmt.Sprintf(" %s %s / %s", impl, figure(rs, impl, st, "contended", 8, handoffSentP50), p99)
 	}
 	return s
+}
+
+// writeRingProse says what the notify ring floor is, where rs has it.
+func writeRingProse(b *strings.Builder, rs []bench.Result) {
+	if !slices.ContainsFunc(rs, func(r bench.Result) bool { return r.Impl == notifyRing }) {
+		return
+	}
+	fmt.Fprintf(b, "The *notify ring floor* (`PostgresNotifyRing`, contended only) is the physical limit of a lock on LISTEN/NOTIFY with durable writes, baton's hand-off and nothing else: ")
+	fmt.Fprintf(b, "each client has one connection LISTENing on a channel of its own and one for statements; the holder releases with one autocommit statement that updates the lock's row and, in the same statement, NOTIFYs the next client's channel (a commit, with fsync a WAL flush), ")
+	fmt.Fprintf(b, "and the next client, woken on its listening connection, reads the row once and holds. Its line is kept in process, so it runs no queuing statement and no check: no lock handing off that way is faster on the same server. ")
+	fmt.Fprintf(b, "A hand-off, for every row, runs from the release's return to the next holder's acquire's return (0 where the next holder had it first), and also, where given, from the release being sent, its own round trip and commit included. ")
 }

@@ -60,3 +60,18 @@ func TestPgTargetsWithoutRing(t *testing.T) {
 		t.Errorf("target 1 verdict = %q", rows[0].verdict)
 	}
 }
+
+// The notify ring is described where the results have it, and only there.
+func TestPgTargetsRingProse(t *testing.T) {
+	rs := append(pgContended("floor", 5000, 100, 0), bench.Result{Impl: "floor", Store: "postgres", Workload: "floor", Clients: 1, CycleP50: fp(100)})
+	for _, ring := range []bool{false, true} {
+		if ring {
+			rs = append(rs, pgContended(notifyRing, 1000, 1000, 0)...)
+		}
+		var b strings.Builder
+		writePgTargets(&b, rs)
+		if got := strings.Contains(b.String(), "The *notify ring floor* (`PostgresNotifyRing`"); got != ring {
+			t.Errorf("with the ring %v, the prose describes it: %v", ring, got)
+		}
+	}
+}

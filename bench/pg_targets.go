@@ -98,16 +98,13 @@ func writePgTargets(b *strings.Builder, rs []bench.Result) {
 		return
 	}
 	fmt.Fprintf(b, "## PostgreSQL targets (issue 30)\n\n")
-	fmt.Fprintf(b, "Medians of the interleaved runs (floor, notify ring floor, baton, pglock-style, floor, …), with their range. ")
+	fmt.Fprintf(b, "Medians of the interleaved runs (floor, baton, pglock-style, floor, …; with the notify ring floor after the floor at 8 contenders where it ran), with their range. ")
 	fmt.Fprintf(b, "The *floor* is a session advisory lock, `SELECT pg_advisory_lock(k)` and `SELECT pg_advisory_unlock(k)` with pgx, one connection per client (`internal/bench`'s `PostgresFloor`): ")
 	fmt.Fprintf(b, "contended, the waiters block inside the server and its lock manager hands the lock over without a round trip to any client, and it writes nothing (no WAL, no fsync); it has no lease, no fencing token, no loss signal and no fairness (see its FIFO figure). ")
 	fmt.Fprintf(b, "The peer, labelled *pglock-style*, is cirello.io/pglock's algorithm with its defaults written in the bench (`bench/pglock.go`; the library itself cannot be fetched here): ")
 	fmt.Fprintf(b, "a row per lock whose version a heartbeat rewrites every 5 s, a 20 s lease, an acquire that upserts the row in a serializable transaction where it is free or at the version seen a lease ago, ")
 	fmt.Fprintf(b, "and an acquire that finds the lock taken sleeps one lease before it tries again: with 8 contenders the client that holds it takes it again and again while the others sleep. ")
-	fmt.Fprintf(b, "The *notify ring floor* (`PostgresNotifyRing`, contended only) is the physical limit of a lock on LISTEN/NOTIFY with durable writes, baton's hand-off and nothing else: ")
-	fmt.Fprintf(b, "each client has one connection LISTENing on a channel of its own and one for statements; the holder releases with one autocommit statement that updates the lock's row and, in the same statement, NOTIFYs the next client's channel (a commit, with fsync a WAL flush), ")
-	fmt.Fprintf(b, "and the next client, woken on its listening connection, reads the row once and holds. Its line is kept in process, so it runs no queuing statement and no check: no lock handing off that way is faster on the same server. ")
-	fmt.Fprintf(b, "A hand-off, for every row, runs from the release's return to the next holder's acquire's return (0 where the next holder had it first), and also, where given, from the release being sent, its own round trip and commit included. ")
+	writeRingProse(b, rs)
 	fmt.Fprintf(b, "The *row floor* (`PostgresRowFloor`, uncontended only) is the least a lock kept in a table costs: a row inserted and deleted, each statement committed on its own. ")
 	fmt.Fprintf(b, "Statements and server time are the server's own (`pg_stat_statements`, top-level statements; a plpgsql function counts once, its own statements inside its time).\n\n")
 	for _, st := range stores {
