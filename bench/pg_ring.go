@@ -33,7 +33,7 @@ func ringAcqVerdict(rs []bench.Result, st string, fA spread) string {
 	if rA.n == 0 || fA.n == 0 || rA.med >= 0.5*fA.med {
 		return ""
 	}
-	return fmt.Sprintf(": beyond the physical limit here, the notify ring floor reaching %s of the advisory floor", ratioStr(rA, fA))
+	return fmt.Sprintf(": the target lies beyond the physical limit here, the notify ring floor reaching only %s the advisory floor's", ratioStr(rA, fA))
 }
 
 // ringHandoffNote gives the notify ring's hand-off p50 and p99 for target

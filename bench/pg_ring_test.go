@@ -30,7 +30,7 @@ func TestPgTargetsNotifyRing(t *testing.T) {
 	if !strings.Contains(rows[0].target, "the notify ring floor: 1000 (999–1001) acq/s = 0.20× the advisory floor's, baton at 0.28× of it") {
 		t.Errorf("target 1 lacks the ring's figures: %s", rows[0].target)
 	}
-	if want := "**missed**: beyond the physical limit here, the notify ring floor reaching 0.20× of the advisory floor"; rows[0].verdict != want {
+	if want := "**missed**: the target lies beyond the physical limit here, the notify ring floor reaching only 0.20× the advisory floor's"; rows[0].verdict != want {
 		t.Errorf("target 1 verdict = %q, want %q", rows[0].verdict, want)
 	}
 	for _, want := range []string{"the notify ring floor, the physical limit of a LISTEN/NOTIFY hand-off: p50 0.50 (0.50–0.50), p99 1.00 (1.00–1.00)",
