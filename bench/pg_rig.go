@@ -31,7 +31,10 @@ func (r *rig) startPostgres(base string, fsync bool) error {
 	// in pg_advisory_lock, the server handing it on; and the notify ring,
 	// the least a hand-off by a durable write and a NOTIFY costs.
 	ring := bench.Target{Impl: notifyRing, Store: r.st, Factory: &bench.PostgresNotifyRing{URL: url}, Probe: probe}
-	r.handOffFloors = []bench.Target{floor, ring}
+	// The same ring with synchronous_commit off: the release without
+	// waiting for its WAL flush.
+	async := bench.Target{Impl: notifyRingAsync, Store: r.st, Factory: &bench.PostgresNotifyRing{URL: url, AsyncCommit: true}, Probe: probe}
+	r.handOffFloors = []bench.Target{floor, ring, async}
 	r.herd, r.herdBatonOnly = true, true
 	return nil
 }

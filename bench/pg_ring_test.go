@@ -26,15 +26,19 @@ func pgContended(impl string, acq, p99, sentP99 float64) []bench.Result {
 func TestPgTargetsNotifyRing(t *testing.T) {
 	rs := append(pgContended("floor", 5000, 100, 200), pgContended("baton", 280, 4000, 6000)...)
 	rs = append(rs, pgContended(notifyRing, 1000, 1000, 3000)...)
+	rs = append(rs, pgContended(notifyRingAsync, 2500, 500, 1000)...)
 	rows := pgTargets(rs, "postgres")
-	if !strings.Contains(rows[0].target, "the notify ring floor: 1000 (999–1001) acq/s = 0.20× the advisory floor's, baton at 0.28× of it") {
-		t.Errorf("target 1 lacks the ring's figures: %s", rows[0].target)
+	for _, want := range []string{"the notify ring floor: 1000 (999–1001) acq/s = 0.20× the advisory floor's, baton at 0.28× of it",
+		"the same ring with synchronous_commit off, its releases not waiting for the WAL flush: 2500 (2499–2501) acq/s = 0.50× the advisory floor's"} {
+		if !strings.Contains(rows[0].target, want) {
+			t.Errorf("target 1 lacks %q: %s", want, rows[0].target)
+		}
 	}
 	if want := "**missed**: the target lies beyond the physical limit here, the notify ring floor reaching only 0.20× the advisory floor's"; rows[0].verdict != want {
 		t.Errorf("target 1 verdict = %q, want %q", rows[0].verdict, want)
 	}
 	for _, want := range []string{"the notify ring floor, the physical limit of a LISTEN/NOTIFY hand-off: p50 0.50 (0.50–0.50), p99 1.00 (1.00–1.00)",
-		"from the release sent, p50 / p99: baton 3.00 (3.00–3.00) / 6.00 (6.00–6.00), floor 0.10 (0.10–0.10) / 0.20 (0.20–0.20), notify ring floor 1.50 (1.50–1.50) / 3.00 (3.00–3.00)"} {
+		"from the release sent, p50 / p99: baton 3.00 (3.00–3.00) / 6.00 (6.00–6.00), floor 0.10 (0.10–0.10) / 0.20 (0.20–0.20), notify ring floor 1.50 (1.50–1.50) / 3.00 (3.00–3.00), notify ring floor, async commit 0.50 (0.50–0.50) / 1.00 (1.00–1.00)"} {
 		if !strings.Contains(rows[2].target, want) {
 			t.Errorf("target 3 lacks %q: %s", want, rows[2].target)
 		}

@@ -98,7 +98,7 @@ func writePgTargets(b *strings.Builder, rs []bench.Result) {
 		return
 	}
 	fmt.Fprintf(b, "## PostgreSQL targets (issue 30)\n\n")
-	fmt.Fprintf(b, "Medians of the interleaved runs (floor, baton, pglock-style, floor, …; with the notify ring floor after the floor at 8 contenders where it ran), with their range. ")
+	fmt.Fprintf(b, "Medians of the interleaved runs (floor, baton, pglock-style, floor, …; with the notify ring floors after the floor at 8 contenders where they ran), with their range. ")
 	fmt.Fprintf(b, "The *floor* is a session advisory lock, `SELECT pg_advisory_lock(k)` and `SELECT pg_advisory_unlock(k)` with pgx, one connection per client (`internal/bench`'s `PostgresFloor`): ")
 	fmt.Fprintf(b, "contended, the waiters block inside the server and its lock manager hands the lock over without a round trip to any client, and it writes nothing (no WAL, no fsync); it has no lease, no fencing token, no loss signal and no fairness (see its FIFO figure). ")
 	fmt.Fprintf(b, "The peer, labelled *pglock-style*, is cirello.io/pglock's algorithm with its defaults written in the bench (`bench/pglock.go`; the library itself cannot be fetched here): ")

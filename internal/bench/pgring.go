@@ -25,6 +25,11 @@ import (
 type PostgresNotifyRing struct {
 	// URL is a libpq connection URL (postgres://…).
 	URL string
+	// AsyncCommit sets synchronous_commit off on the statements'
+	// connections: the release returns, and its NOTIFY is delivered,
+	// without waiting for the WAL flush. It separates the flush from the
+	// notification's delivery (a NOTIFY alone still commits with a flush).
+	AsyncCommit bool
 
 	ring  lines[relayLine[*pgRingLocker]]
 	mu    sync.Mutex
@@ -66,7 +71,7 @@ func (c *pgRingClient) Locker(name string) Locker {
 	c.f.n++
 	ch := fmt.Sprintf("baton_ring_%p_%d", c.f, c.f.n)
 	c.f.mu.Unlock()
-	l := &pgRingLocker{url: c.f.URL, r: c.f.ring.get(name), id: name, ch: ch}
+	l := &pgRingLocker{url: c.f.URL, async: c.f.AsyncCommit, r: c.f.ring.get(name), id: name, ch: ch}
 	c.mu.Lock()
 	c.ls = append(c.ls, l)
 	c.mu.Unlock()
@@ -85,10 +90,11 @@ func (c *pgRingClient) Close(ctx context.Context) error {
 
 // pgRingLocker is told on its own channel that the lock is handed to it.
 type pgRingLocker struct {
-	url string
-	r   *relayLine[*pgRingLocker]
-	id  string // the lock's row
-	ch  string // this locker's channel
+	url   string
+	async bool
+	r     *relayLine[*pgRingLocker]
+	id    string // the lock's row
+	ch    string // this locker's channel
 
 	listen, stmt *pgx.Conn
 }
@@ -110,6 +116,11 @@ func (l *pgRingLocker) arm(ctx context.Context) error {
 	l.listen, l.stmt = listen, stmt
 	if _, err := listen.Exec(ctx, "LISTEN "+pgx.Identifier{l.ch}.Sanitize()); err != nil {
 		return err
+	}
+	if l.async {
+		if _, err := stmt.Exec(ctx, "SET synchronous_commit = off"); err != nil {
+			return err
+		}
 	}
 	_, err = stmt.Exec(ctx, "INSERT INTO "+notifyRingTable+" (id, n) VALUES ($1, 0) ON CONFLICT (id) DO NOTHING", l.id)
 	return err
