@@ -188,12 +188,14 @@ export GOWORK=off
 # Each module's tests are compiled first, in the foreground, one module
 # after the other (go list -export compiles without linking): go
 # commands running at once would each compile the packages the modules
-# share (the etcd server, gRPC) on an empty build cache. The binaries the
-# tests build themselves (baton, the test etcd server) are built first for
-# the same reason. On a warm cache this takes seconds.
+# share (the etcd server, gRPC) on an empty build cache. The packages of
+# the binaries the tests build themselves (baton, with and without the
+# race detector, and the test etcd server) are compiled first for the same
+# reason; not linked, as the tests link them again. On a warm cache this
+# takes seconds.
 begin "tests: compile (baton, the test etcd server, every module's tests)"
-(cd cmd/baton && go build -o /dev/null . && go build -race -o /dev/null .)
-(cd internal/etcdtest/etcdserver && go build -o /dev/null .)
+(cd cmd/baton && go list -export -deps . >/dev/null && go list -race -export -deps . >/dev/null)
+(cd internal/etcdtest/etcdserver && go list -export -deps . >/dev/null)
 for mod in $lanes; do
   (cd "$mod" && go list -race -test -export -deps ./... >/dev/null)
 done
@@ -227,6 +229,16 @@ lane() {
 # Redis floors' requests per acquisition (28.4 against 27.5 once; the
 # relay floor's 1.14 against 1.1 at a load of 20).
 alone_tests='^(TestClusterRequestsLeaveACutLeader|TestRedisRelay|TestRedisLineFloor|TestRedisDeadlineFloor|TestRedisBlockingFloor|TestRedlockLineFloor)$'
+# They run by package at the end (bounds_alone, ./internal/bench and
+# ./tests/etcd): every one of them must be in those, or the lanes would
+# skip it and nothing would run it.
+alone_names=${alone_tests#^(}
+alone_names=${alone_names%)\$}
+alone_dirs=$({ grep -rlE "^func ($alone_names)\(" --include='*_test.go' . || true; } | xargs -r -n1 dirname | sort -u | tr '\n' ' ')
+if [ "$alone_dirs" != "./internal/bench ./tests/etcd " ]; then
+  echo "test: the tests run alone are in $alone_dirs; bounds_alone runs ./internal/bench and ./tests/etcd"
+  exit 1
+fi
 # The command line's tests three at a time (-parallel 3, the last flag
 # wins): each starts baton processes and servers of its own, and most of
 # their time is spent waiting for them. Its tests that count what a
@@ -324,11 +336,20 @@ wait_all
 # other, -parallel 4: reliability/report.go's independent).
 bg "./cmd/baton: go test -race -run TestLoaded (alone)" mod_test ./cmd/baton -run '^TestLoaded$'
 wait_all
+# pkg_test MOD PKG [FLAGS...]: go test -race over one package of a
+# module: the bounds below live in three packages, and a go test over a
+# whole module would start every other package's test binary for nothing.
+pkg_test() {
+  local mod=$1 pkg=$2
+  shift 2
+  echo "== $mod $pkg: go test -race $*"
+  (cd "$mod" && go test -race $testflags -timeout 25m "$@" "$pkg")
+}
 bounds_alone() {
   local status=0
-  mod_test ./tests -run "$alone_tests" || status=1
-  mod_test . -run "$alone_tests" || status=1
-  mod_test ./cmd/baton -run '^TestPrometheusScrapesBaton$' || status=1
+  pkg_test ./tests ./etcd -run "$alone_tests" || status=1
+  pkg_test . ./internal/bench -run "$alone_tests" || status=1
+  pkg_test ./cmd/baton . -run '^TestPrometheusScrapesBaton$' || status=1
   return $status
 }
 bg "./tests, . and ./cmd/baton: the bounds, floors and scrapes (alone)" bounds_alone
