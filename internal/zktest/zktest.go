@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,8 +267,9 @@ func (s *Server) waitReady(limit time.Duration) error {
 		default:
 		}
 		// ruok answers imok before the server serves requests; srvr
-		// names the server's mode only once it does.
-		if out, err := s.FourLetter("srvr"); err == nil && strings.Contains(out, "Mode: ") {
+		// names the server's mode only once it does. The secure port, if
+		// any, is bound on its own, and may come later.
+		if out, err := s.FourLetter("srvr"); err == nil && strings.Contains(out, "Mode: ") && s.secureUp() {
 			return nil
 		}
 		select {
@@ -277,6 +279,21 @@ func (s *Server) waitReady(limit time.Duration) error {
 		}
 	}
 	return fmt.Errorf("no imok within %v", limit)
+}
+
+// secureUp reports whether the secure client port, if the server has
+// one, accepts connections (TestStartSecure was refused once, right after
+// the plain port answered).
+func (s *Server) secureUp() bool {
+	if s.secure == "" {
+		return true
+	}
+	c, err := net.DialTimeout("tcp", s.secure, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
 }
 
 func (s *Server) logTail() string {
