@@ -60,15 +60,30 @@ func Init(ctx context.Context, dsn string, opts ...Option) (int, error) {
 // ("" if not given).
 func SplitSchema(dsn string) (rest, schema string, err error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
+		if _, err := url.Parse(dsn); err != nil {
 			return "", "", fmt.Errorf("postgres: bad URL: %w", redactErr(err))
 		}
-		q := u.Query()
-		schema = q.Get("schema")
-		q.Del("schema")
-		u.RawQuery = q.Encode()
-		return u.String(), schema, nil
+		// The other parameters go to pgx as written: libpq decodes %XX
+		// but not "+", so re-encoding them (url.Values.Encode writes a
+		// space as "+") would change options=-c%20… into another value.
+		base, query, _ := strings.Cut(dsn, "?")
+		var kept []string
+		for _, pair := range strings.Split(query, "&") {
+			k, v, _ := strings.Cut(pair, "=")
+			if key, err := url.QueryUnescape(k); err == nil && key == "schema" {
+				if schema, err = url.PathUnescape(v); err != nil {
+					return "", "", fmt.Errorf("postgres: bad URL: schema: %w", err)
+				}
+				continue
+			}
+			if pair != "" {
+				kept = append(kept, pair)
+			}
+		}
+		if len(kept) == 0 {
+			return base, schema, nil
+		}
+		return base + "?" + strings.Join(kept, "&"), schema, nil
 	}
 	var kept []string
 	for _, f := range strings.Fields(dsn) {
