@@ -8,7 +8,9 @@ import (
 // advisory lock (pg_advisory_lock/pg_advisory_unlock, the hand-off inside
 // the server; bench.Targets), the peer cirello.io/pglock's algorithm with
 // its defaults (pglock.go). The contended rounds also run the notify ring
-// (bench.PostgresNotifyRing), the physical limit of a LISTEN/NOTIFY lock.
+// (bench.PostgresNotifyRing), the physical limit of a LISTEN/NOTIFY lock,
+// and the wake ring (bench.PostgresWakeRing), that of any lock whose
+// hand-off writes a row.
 func (r *rig) startPostgres(base string, fsync bool) error {
 	if err := r.add(startPostgres(base, fsync)); err != nil {
 		return err
@@ -26,7 +28,10 @@ func (r *rig) startPostgres(base string, fsync bool) error {
 	r.peer = bench.Target{Impl: "pglock-style", Factory: pglockFactory{url}, Probe: probe}
 	// The least a lock kept in a table costs uncontended: one row
 	// inserted and deleted, each committed.
-	r.cycleFloors = []bench.Target{{Impl: "row floor", Store: r.st, Factory: bench.PostgresRowFloor{URL: url}, Probe: probe}}
+	// The same with synchronous_commit off: the least it costs without
+	// the WAL flushes.
+	r.cycleFloors = []bench.Target{{Impl: rowFloor, Store: r.st, Factory: bench.PostgresRowFloor{URL: url}, Probe: probe},
+		{Impl: rowFloorAsync, Store: r.st, Factory: bench.PostgresRowFloor{URL: url, AsyncCommit: true}, Probe: probe}}
 	// The contended rounds run the advisory lock too: 8 sessions blocked
 	// in pg_advisory_lock, the server handing it on; and the notify ring,
 	// the least a hand-off by a durable write and a NOTIFY costs.
@@ -34,7 +39,12 @@ func (r *rig) startPostgres(base string, fsync bool) error {
 	// The same ring with synchronous_commit off: the release without
 	// waiting for its WAL flush.
 	async := bench.Target{Impl: notifyRingAsync, Store: r.st, Factory: &bench.PostgresNotifyRing{URL: url, AsyncCommit: true}, Probe: probe}
-	r.handOffFloors = []bench.Target{floor, ring, async}
+	// And the wake ring: waiters woken by the server's lock manager, no
+	// notification, the release a row written and committed (durably,
+	// and not).
+	wake := bench.Target{Impl: wakeRing, Store: r.st, Factory: &bench.PostgresWakeRing{URL: url}, Probe: probe}
+	wakeAsync := bench.Target{Impl: wakeRingAsync, Store: r.st, Factory: &bench.PostgresWakeRing{URL: url, AsyncCommit: true}, Probe: probe}
+	r.handOffFloors = []bench.Target{floor, ring, async, wake, wakeAsync}
 	r.herd, r.herdBatonOnly = true, true
 	return nil
 }

@@ -60,6 +60,9 @@ func (l *pgFloorLocker) Unlock(ctx context.Context) error {
 type PostgresRowFloor struct {
 	// URL is a libpq connection URL (postgres://…).
 	URL string
+	// AsyncCommit sets synchronous_commit off on the connection: the
+	// statements commit without waiting for their WAL flush.
+	AsyncCommit bool
 }
 
 // rowFloorTable is the row floor's table, in the connection's default
@@ -72,9 +75,15 @@ func (f PostgresRowFloor) Open(ctx context.Context) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+rowFloorTable+" (name text PRIMARY KEY)"); err != nil {
-		_ = c.Close(ctx)
-		return nil, err
+	stmts := []string{"CREATE TABLE IF NOT EXISTS " + rowFloorTable + " (name text PRIMARY KEY)"}
+	if f.AsyncCommit {
+		stmts = append(stmts, "SET synchronous_commit = off")
+	}
+	for _, sql := range stmts {
+		if _, err := c.Exec(ctx, sql); err != nil {
+			_ = c.Close(ctx)
+			return nil, err
+		}
 	}
 	return &pgRowFloorClient{c: c}, nil
 }

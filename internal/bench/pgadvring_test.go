@@ -1,0 +1,33 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/internal/pgtest"
+)
+
+// TestPostgresWakeRing: the wake ring hands the lock on in turn, one
+// holder at a time, with synchronous commits and without. As in
+// TestPostgresNotifyRing, a release that finds nobody in line lets its
+// releaser take it back: up to 20% passes.
+func TestPostgresWakeRing(t *testing.T) {
+	url := pgtest.Start(t).URL("postgres")
+	for _, async := range []bool{false, true} {
+		tg := Target{Impl: "wake ring floor", Store: "postgres", Factory: &PostgresWakeRing{URL: url, AsyncCommit: async}}
+		r, err := Run(context.Background(), tg, Config{Workload: "contended", Clients: 4, Duration: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatalf("async commit %v: %v", async, err)
+		}
+		if r.Acquisitions == 0 || r.Errors != 0 || r.Overlaps != 0 {
+			t.Fatalf("async commit %v: %d acquisitions, %d errors, %d overlaps (%s)", async, r.Acquisitions, r.Errors, r.Overlaps, r.Note)
+		}
+		if r.ReacquirePct == nil || *r.ReacquirePct > 20 {
+			t.Errorf("async commit %v: re-acquisition %s, want a hand-off to another client almost always", async, num(r.ReacquirePct, 2))
+		}
+		if r.FIFOPct == nil || *r.FIFOPct < 95 {
+			t.Errorf("async commit %v: FIFO %s%%, want the line's order", async, num(r.FIFOPct, 1))
+		}
+	}
+}
