@@ -28,7 +28,7 @@ const (
 // the same with synchronous_commit off.
 const (
 	rowFloor      = "row floor"
-	rowFloorAsync = "row floor, async commit"
+	rowFloorAsync = "async-commit row floor"
 )
 
 // ringAcqNote says, for target 1 on st, what the notify ring reached and
