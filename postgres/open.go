@@ -60,12 +60,11 @@ func Init(ctx context.Context, dsn string, opts ...Option) (int, error) {
 // ("" if not given).
 func SplitSchema(dsn string) (rest, schema string, err error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		if _, err := url.Parse(dsn); err != nil {
-			return "", "", fmt.Errorf("postgres: bad URL: %w", redactErr(err))
-		}
-		// The other parameters go to pgx as written: libpq decodes %XX
-		// but not "+", so re-encoding them (url.Values.Encode writes a
-		// space as "+") would change options=-c%20… into another value.
+		// The URL is libpq's, not Go's (a unix socket's directory may be
+		// the host, %2F-encoded), and pgx parses it as libpq does; the
+		// other parameters go to it as written: libpq decodes %XX but not
+		// "+", so re-encoding them (url.Values.Encode writes a space as
+		// "+") would change options=-c%20… into another value.
 		base, query, _ := strings.Cut(dsn, "?")
 		var kept []string
 		for _, pair := range strings.Split(query, "&") {
@@ -94,16 +93,6 @@ func SplitSchema(dsn string) (rest, schema string, err error) {
 		kept = append(kept, f)
 	}
 	return strings.Join(kept, " "), schema, nil
-}
-
-// redactErr keeps a URL parse error from carrying the URL (and its
-// password).
-func redactErr(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 func parse(dsn string, opts []Option) (options, *pgxpool.Config, error) {

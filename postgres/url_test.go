@@ -20,6 +20,7 @@ func TestSplitSchemaKeepsLibpqParameters(t *testing.T) {
 			"postgres://h/db?options=-c%20search_path%3Dx&sslmode=disable", "s"},
 		{"postgresql://u:p%40w@h1:5432,h2:5433/db?target_session_attrs=read-write&application_name=a+b",
 			"postgresql://u:p%40w@h1:5432,h2:5433/db?target_session_attrs=read-write&application_name=a+b", ""},
+		{"postgres://app@%2Fvar%2Frun%2Fpostgresql:5433/db?schema=s", "postgres://app@%2Fvar%2Frun%2Fpostgresql:5433/db", "s"},
 		{"host=h dbname=db schema=s sslmode=disable", "host=h dbname=db sslmode=disable", "s"},
 	} {
 		rest, schema, err := SplitSchema(c.in)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,24 @@ func TestPostgresInit(t *testing.T) {
 	_, stderr, code = run(t, env(), "postgres", "init", "--store", "etcd://127.0.0.1:1")
 	if code != 2 || !strings.Contains(stderr, "postgres://") {
 		t.Fatalf("postgres init on etcd://: exit %d, stderr %q; want 2 and a message", code, stderr)
+	}
+}
+
+// TestPostgresUnixSocket: a store reached over the server's unix socket,
+// spelled as libpq users spell it: the socket's directory percent-encoded
+// as the host, or no host and host= in the query.
+func TestPostgresUnixSocket(t *testing.T) {
+	t.Parallel()
+	srv := pgtest.Shared(t)
+	dir, port := url.PathEscape(srv.SocketDir()), strconv.Itoa(srv.Port()) // PathEscape: "/" is %2F
+	for _, u := range []string{
+		"postgres://postgres@" + dir + ":" + port + "/postgres?schema=sock",
+		"postgresql:///postgres?host=" + url.QueryEscape(srv.SocketDir()) + "&port=" + port + "&user=postgres&schema=sock",
+	} {
+		out, stderr, code := run(t, env(), "lock", "--try", "--store", u, "sock/x", "--", "sh", "-c", "echo $BATON_TOKEN")
+		if code != 0 || strings.TrimSpace(out) == "" {
+			t.Fatalf("lock on %s: exit %d, %q, %q", u, code, out, stderr)
+		}
 	}
 }
 

@@ -179,7 +179,8 @@ func (m *Main) usage(w io.Writer) {
 		"etcd://[user:pass@]h:p[,…], redis://[user:pass@]h:p[/db], redlock://h:p,h:p,…,\n"+
 		"redis-sentinel://[user:pass@]h:p,h:p,…/MASTER (rediss-sentinel:// over TLS; --replicas N: N replicas ack each grant),\n"+
 		"redis-cluster://[user:pass@]h:p,h:p,… (a Redis Cluster: any of its nodes; rediss-cluster:// over TLS),\n"+
-		"postgres://[user:pass@]h:p[/db][?sslmode=…&schema=S] (or postgresql://)  (default %s);\n"+
+		"postgres://[user:pass@]h:p[,…][/db][?sslmode=…&schema=S] (or postgresql://; h a unix socket's directory\n"+
+		"as %%2Fvar%%2Frun%%2Fpostgresql, or none for libpq's default)  (default %s);\n"+
 		"zks://, etcds:// and rediss:// are the same over TLS, with --tls-ca, --tls-cert, --tls-key\n"+
 		"(or $BATON_TLS_CA, $BATON_TLS_CERT, $BATON_TLS_KEY). Passwords are never printed.\n"+
 		nameRule+

@@ -3,14 +3,18 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/batonhq/baton/postgres"
 )
 
 // parsePostgres parses postgres://[user[:pass]@]h[:p][,h[:p]…][/db][?params]
-// (or postgresql://): the hosts and ports are checked here, libpq's
+// (or postgresql://; h may be a unix socket's directory, %2F-encoded, and
+// the hosts may be left out for libpq's default): the hosts and ports are
+// checked here, libpq's
 // parameters (sslmode, sslrootcert, …) and baton's schema= are kept for
 // pgx, which reads them when the store is opened.
 func parsePostgres(raw string) (URL, error) {
@@ -31,21 +35,45 @@ func parsePostgres(raw string) (URL, error) {
 		rest = rest[i+1:]
 	}
 	authority, db, _ := strings.Cut(rest, "/")
-	if authority == "" {
-		return URL{}, errors.New("no host")
-	}
 	var err error
 	if u.Database, err = url.PathUnescape(db); err != nil {
 		return URL{}, errors.New("bad escape in database name")
 	}
+	if authority == "" {
+		// libpq's default: the host= parameter, $PGHOST, or the unix
+		// socket in its usual directory.
+		return u, nil
+	}
 	for _, h := range strings.Split(authority, ",") {
-		hp, err := hostPort(h, "5432")
+		hp, err := pgHost(h)
 		if err != nil {
 			return URL{}, err
 		}
 		u.Hosts = append(u.Hosts, hp)
 	}
 	return u, nil
+}
+
+// pgHost checks one host of a postgres:// URL: a name or address with a
+// port (5432 if none), or, as libpq writes it, the directory of a unix
+// socket percent-encoded (%2Fvar%2Frun%2Fpostgresql, with or without
+// :PORT), which is kept as written.
+func pgHost(h string) (string, error) {
+	if !strings.HasPrefix(strings.ToLower(h), "%2f") {
+		return hostPort(h, "5432")
+	}
+	dir, port := h, ""
+	if i := strings.LastIndex(h, ":"); i >= 0 {
+		dir, port = h[:i], h[i+1:]
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return "", fmt.Errorf("port %q is not a port number", port)
+		}
+	}
+	d, err := url.PathUnescape(dir)
+	if err != nil || strings.ContainsAny(d, ",\x00\n\r") {
+		return "", fmt.Errorf("socket directory %q is not a percent-encoded path", dir)
+	}
+	return h, nil
 }
 
 func (u URL) formatPostgres(redact bool) string {

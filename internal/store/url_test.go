@@ -36,6 +36,15 @@ func TestParse(t *testing.T) {
 		{"rediss-sentinel://u:p@a/m/2?sentinel_password=s%26p&sentinel_user=sv", URL{Scheme: RedisSentinelTLS, TLS: true, Hosts: []string{"a:26379"}, User: "u", Password: "p", Master: "m", DB: 2, SentinelUser: "sv", SentinelPassword: "s&p"}, "rediss-sentinel://u:xxxxx@a:26379/m/2?sentinel_password=xxxxx&sentinel_user=sv"},
 		{"redis-cluster://a:1,b,c:3", URL{Scheme: RedisCluster, Hosts: []string{"a:1", "b:6379", "c:3"}}, "redis-cluster://a:1,b:6379,c:3"},
 		{"Rediss-Cluster://u:p@a:1/", URL{Scheme: RedisClusterTLS, TLS: true, Hosts: []string{"a:1"}, User: "u", Password: "p"}, "rediss-cluster://u:xxxxx@a:1"},
+		{"postgres://u:p%40w@h/db?sslmode=disable&schema=s", URL{Scheme: Postgres, Hosts: []string{"h:5432"}, User: "u", Password: "p@w", Database: "db", Query: "sslmode=disable&schema=s"},
+			"postgres://u:xxxxx@h:5432/db?sslmode=disable&schema=s"},
+		{"postgresql://h1:5433,[::1]/db?target_session_attrs=read-write", URL{Scheme: Postgres, Hosts: []string{"h1:5433", "[::1]:5432"}, Database: "db", Query: "target_session_attrs=read-write"},
+			"postgres://h1:5433,[::1]:5432/db?target_session_attrs=read-write"},
+		// A unix socket's directory, as libpq takes it, and no host at
+		// all (libpq's default, or host= in the query).
+		{"postgresql://%2Fvar%2Frun%2Fpostgresql/db", URL{Scheme: Postgres, Hosts: []string{"%2Fvar%2Frun%2Fpostgresql"}, Database: "db"}, "postgres://%2Fvar%2Frun%2Fpostgresql/db"},
+		{"postgres://app@%2ftmp:5433/db", URL{Scheme: Postgres, Hosts: []string{"%2ftmp:5433"}, User: "app", Database: "db"}, "postgres://app@%2ftmp:5433/db"},
+		{"postgres:///db?host=/tmp&port=5433", URL{Scheme: Postgres, Database: "db", Query: "host=/tmp&port=5433"}, "postgres:///db?host=/tmp&port=5433"},
 	} {
 		got, err := Parse(tc.in)
 		if err != nil {
@@ -61,6 +70,7 @@ func TestParseErrors(t *testing.T) {
 		"redis-sentinel://a,b", "redis-sentinel://a/", "redis-sentinel://a/m/x", "redis-sentinel://a/m?password=x",
 		"redis-sentinel://a/m?sentinel_user=a&sentinel_user=b", "redis-sentinel://a/m#f", "redis-sentinel://a/m%20x",
 		"redis-cluster://h/1", "redis-cluster://", "redis-cluster://a,a", "rediss-cluster://h?x=1",
+		"postgres://h:0/db", "postgres://%2Ftmp:x/db", "postgres://%2Ftmp%zz/db", "postgres://h,/db", "postgres://h/db#f",
 	} {
 		if u, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) = %+v, want an error", in, u)
@@ -120,7 +130,7 @@ func FuzzParse(f *testing.F) {
 		if u.TLS != (u.Scheme == ZooKeeperTLS || u.Scheme == EtcdTLS || u.Scheme == RedisTLS) {
 			t.Fatalf("%q: TLS %v for scheme %s", raw, u.TLS, u.Scheme)
 		}
-		if len(u.Hosts) == 0 {
+		if len(u.Hosts) == 0 && u.Scheme != Postgres { // postgres:///db: libpq's default host
 			t.Fatalf("%q parsed with no hosts", raw)
 		}
 	})
