@@ -215,16 +215,7 @@ max_locks_per_transaction = 256
 log_min_messages = warning
 logging_collector = off
 `, s.port, s.dir)
-	p := filepath.Join(s.data(), "postgresql.auto.conf")
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(conf)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return s.appendConf(conf)
 }
 
 // run runs one of the cluster's binaries as the server's user, in dir.
@@ -352,4 +343,54 @@ func (s *Server) Database(t testing.TB) string {
 	s.SQL(t, "", "CREATE DATABASE "+name)
 	t.Cleanup(func() { _, _ = s.psql("", "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
 	return name
+}
+
+// Secure turns TLS on with the given certificate and key (PEM), and makes
+// a role user with password who may connect over TLS only, with
+// scram-sha-256, and create schemas in the database postgres; then it
+// restarts the server. The superuser keeps its trusted connections.
+func (s *Server) Secure(t testing.TB, certFile, keyFile, user, password string) {
+	t.Helper()
+	for _, f := range []struct{ from, to string }{{certFile, "server.crt"}, {keyFile, "server.key"}} {
+		b, err := os.ReadFile(f.from)
+		if err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
+		p := filepath.Join(s.data(), f.to)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
+		if s.cred != nil {
+			if err := os.Chown(p, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+				t.Fatalf("pgtest: %v", err)
+			}
+		}
+	}
+	if err := s.appendConf("\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\npassword_encryption = 'scram-sha-256'\n"); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	hba := filepath.Join(s.data(), "pg_hba.conf")
+	old, err := os.ReadFile(hba)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	lines := fmt.Sprintf("hostssl all %[1]s 127.0.0.1/32 scram-sha-256\nhost all %[1]s 127.0.0.1/32 reject\nlocal all %[1]s reject\n", user)
+	if err := os.WriteFile(hba, append([]byte(lines), old...), 0o600); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	s.Restart(t)
+	s.SQL(t, "", fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'; GRANT CREATE ON DATABASE postgres TO %[1]s", user, password))
+}
+
+// appendConf appends settings to postgresql.auto.conf.
+func (s *Server) appendConf(conf string) error {
+	f, err := os.OpenFile(filepath.Join(s.data(), "postgresql.auto.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(conf)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
