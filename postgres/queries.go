@@ -33,7 +33,7 @@ func newQueries(s string) *queries {
 		unwatch:  "DELETE FROM " + s + ".watches WHERE session = $1 AND wid = $2",
 		get:      "SELECT " + nodeCols + ", data FROM " + s + ".nodes WHERE path = $1",
 		children: "SELECT " + nodeCols + " FROM " + s + ".children($1)",
-		relist:   "SELECT " + nodeCols + " FROM " + s + ".nodes WHERE dir = $1 ORDER BY sequential DESC, CASE WHEN sequential THEN seq ELSE 0 END, name COLLATE \"C\"",
+		relist:   "SELECT " + nodeCols + " FROM " + s + ".relist($1)",
 		guard:    "SELECT 1 FROM " + s + ".nodes WHERE path = $1 AND ($2 = 0 OR token = $2) FOR SHARE",
 		set: "UPDATE " + s + ".nodes SET data = $3, version = version + 1 WHERE path = $1 AND ($2 = 0 OR token = $2)" +
 			" AND (NOT $4 OR version = $5) RETURNING 1",

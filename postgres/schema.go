@@ -19,7 +19,7 @@ const DefaultSchema = "baton"
 
 // SchemaVersion is the version of the tables this package uses; Init
 // migrates a schema to it.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrSchema is wrapped by the error of Open when the schema is missing or
 // out of date and cannot be migrated (no CREATE privilege: run `baton
@@ -461,6 +461,65 @@ BEGIN
 	END IF;
 	RETURN NULL;
 END $$;
+`, `
+-- Version 3: a listing steps over the index entries of deleted nodes
+-- without reading them from the table, and autovacuum takes them away
+-- sooner.
+--
+-- A dir's deleted nodes leave their entries in nodes_dir until a vacuum,
+-- and a busy lock deletes a node at every release. A bitmap index scan,
+-- the planner's choice for a dir it believes holds many rows, visits the
+-- table for every such entry, every time (a listing over 8,000 of them
+-- took 1.2 ms); a plain index scan marks the entries of rows dead to every
+-- transaction as it meets them, and later scans skip them without a visit
+-- to the table (0.18 ms over the same 8,000). So the listings run with
+-- bitmap scans off (the SET clause, for their statement alone).
+ALTER FUNCTION S.children(text) SET enable_bitmapscan = off;
+ALTER FUNCTION S.watch(bigint, bigint, bigint, text, text, bigint, bigint) SET enable_bitmapscan = off;
+
+-- relist is Relist's listing: children without the dir's key.
+CREATE FUNCTION S.relist(p_dir text) RETURNS SETOF S.nodes LANGUAGE sql STABLE
+SET enable_bitmapscan = off
+AS $$ SELECT * FROM S.nodes WHERE dir = p_dir
+	ORDER BY sequential DESC, CASE WHEN sequential THEN seq ELSE 0 END, name COLLATE "C" $$;
+
+-- create_list lists through children (a procedure that commits may not
+-- carry a SET clause itself).
+CREATE OR REPLACE PROCEDURE S.create_list(p_session bigint, p_dir text, p_kind text, p_data bytea,
+	p_ephemeral boolean, p_sequential boolean, p_attempt text,
+	OUT paths text[], OUT names text[], OUT kinds text[], OUT seqds boolean[], OUT seqs bigint[],
+	OUT tokens bigint[], OUT owners bigint[], OUT versions bigint[], OUT createds timestamptz[])
+LANGUAGE plpgsql
+AS $$
+DECLARE n S.nodes;
+BEGIN
+	SELECT * INTO STRICT n FROM S.create_node(p_session, p_dir, p_kind, p_data, p_ephemeral, p_sequential, p_attempt);
+	COMMIT;
+	-- children takes the dir's key and checks the isolation level.
+	SELECT array_agg(k.path), array_agg(k.name), array_agg(k.kind), array_agg(k.sequential), array_agg(k.seq),
+		array_agg(k.token), array_agg(k.owner), array_agg(k.version), array_agg(k.created)
+		INTO paths, names, kinds, seqds, seqs, tokens, owners, versions, createds
+		FROM S.children(p_dir) k;
+	IF NOT (n.path = ANY (coalesce(paths, '{}'))) AND NOT EXISTS (SELECT 1 FROM S.sessions WHERE id = p_session) THEN
+		-- Gone with its session between the two transactions: as create
+		-- says of a session that has expired.
+		RAISE EXCEPTION 'baton: session % expired', p_session USING ERRCODE = 'BA001';
+	END IF;
+	paths := array_prepend(n.path, paths);
+	names := array_prepend(n.name, names);
+	kinds := array_prepend(n.kind, kinds);
+	seqds := array_prepend(n.sequential, seqds);
+	seqs := array_prepend(n.seq, seqs);
+	tokens := array_prepend(n.token, tokens);
+	owners := array_prepend(n.owner, owners);
+	versions := array_prepend(n.version, versions);
+	createds := array_prepend(n.created, createds);
+END $$;
+
+-- Vacuum the nodes of a busy lock after 1,000 deletes rather than after a
+-- fifth of the table (a small table: 50 rows and a fifth). autovacuum
+-- looks at a database once a minute (autovacuum_naptime) at most.
+ALTER TABLE S.nodes SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
 `}
 
 // setup is run before the migrations, in the same transaction.

@@ -12,7 +12,8 @@ import (
 
 // A schema at version 1 (its watches logged, its creates serialised) is
 // migrated by the first Open to the current version: the watches table
-// unlogged, and nodes queued and handed on in it.
+// unlogged, the listings without bitmap scans, autovacuum sooner on the
+// nodes, and nodes queued and handed on in it.
 func TestMigrateFromVersion1(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Shared(t)
@@ -55,6 +56,15 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	if p := persistence(); p != "u" {
 		t.Fatalf("watches after the migration: relpersistence %q, want u (unlogged)", p)
+	}
+	// Version 3: the listings without bitmap scans, and autovacuum sooner.
+	var opts, conf string
+	if err := db.QueryRow(ctx, "SELECT array_to_string(reloptions, ','), (SELECT array_to_string(proconfig, ',') FROM pg_proc WHERE oid = $2::regproc) FROM pg_class WHERE oid = $1::regclass",
+		schema+".nodes", schema+".relist").Scan(&opts, &conf); err != nil {
+		t.Fatal(err)
+	}
+	if opts != "autovacuum_vacuum_scale_factor=0,autovacuum_vacuum_threshold=1000" || conf != "enable_bitmapscan=off" {
+		t.Fatalf("after the migration: nodes' options %q, relist's settings %q", opts, conf)
 	}
 	s2, err := Open(ctx, url)
 	if err != nil {
