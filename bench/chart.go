@@ -8,12 +8,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/batonhq/baton/internal/bench"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/batonhq/baton/internal/bench"
 )
 
 // series is one implementation on one store across contender counts.

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/batonhq/baton/internal/bench"
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
@@ -15,6 +14,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/bench"
 )
 
 // peerTTL is the session TTL (lock expiry for redsync) of every peer

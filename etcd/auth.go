@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/redact"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/redact"
 )
 
 // ErrAuthRequired is wrapped by Open's error when the server has

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/batonhq/baton/internal/await"
 	"github.com/batonhq/baton/redis"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // commandCalls reads INFO commandstats: calls per command, counted by the

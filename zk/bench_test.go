@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	gozk "github.com/go-zookeeper/zk"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/zktest"
-	gozk "github.com/go-zookeeper/zk"
 )
 
 // Benchmarks of Mutex against go-zookeeper's Lock on the same server. They

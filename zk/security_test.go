@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	gozk "github.com/go-zookeeper/zk"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/testca"
 	"github.com/batonhq/baton/internal/zktest"
-	gozk "github.com/go-zookeeper/zk"
 )
 
 const superPassword = "admin-secret"

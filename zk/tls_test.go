@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	gozk "github.com/go-zookeeper/zk"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/testca"
 	"github.com/batonhq/baton/internal/zktest"
-	gozk "github.com/go-zookeeper/zk"
 )
 
 // testTLS runs the TLS tests on srv, whose secure client port requires

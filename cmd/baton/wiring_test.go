@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/internal/layout"
 	"github.com/creack/pty"
+
+	"github.com/batonhq/baton/internal/layout"
 )
 
 // A wiring is where a command's stdout and stderr go, as users wire them:

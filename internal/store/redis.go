@@ -8,8 +8,9 @@ import (
 	"net"
 	"sync"
 
-	"github.com/batonhq/baton/redis"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/batonhq/baton/redis"
 )
 
 // ErrBadReplicas is wrapped by Open's error for Options.Replicas on a

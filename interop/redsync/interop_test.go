@@ -10,14 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/batontest"
-	"github.com/batonhq/baton/internal/redistest"
-	"github.com/batonhq/baton/redis"
 	"github.com/go-redsync/redsync/v4"
 	rsredis "github.com/go-redsync/redsync/v4/redis"
 	rsgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/batontest"
+	"github.com/batonhq/baton/internal/redistest"
+	"github.com/batonhq/baton/redis"
 )
 
 var seq atomic.Int64
