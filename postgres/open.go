@@ -20,6 +20,12 @@ import (
 // its notifications and renewals.
 const poolConns = 3
 
+// poolIdle is how long a query connection stays open unused: a session
+// that only waits (a queued `baton lock`) soon holds its listening
+// connection alone, so that a crowd of waiters takes one server
+// connection each of max_connections, not two or more.
+const poolIdle = 5 * time.Second
+
 // Open connects to the database at dsn (a postgres:// or postgresql://
 // URL or a key=value string, with libpq's parameters: sslmode,
 // sslrootcert, …, as pgx reads them, and baton's own schema=), makes or
@@ -132,6 +138,8 @@ func open(ctx context.Context, dsn string, opts ...Option) (*conn, error) {
 	ttl := o.ttl.Truncate(time.Microsecond)
 	cfg.MaxConns = poolConns
 	cfg.MinConns = 0
+	cfg.MaxConnIdleTime = poolIdle
+	cfg.HealthCheckPeriod = poolIdle / 5
 	// Statements by name are prepared per connection; the simple cache
 	// keeps a pooler in transaction mode (PgBouncer) from seeing them.
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
