@@ -119,12 +119,16 @@ func startHeld(t testing.TB, environ []string, args ...string) *proc {
 }
 
 // startCmd runs cmd (baton, or a command that runs it) as start does.
-// Its output is kept in p.stdout and p.stderr unless cmd is wired already.
+// Its output is kept in p.stdout and p.stderr, each unless cmd has it
+// wired already.
 func startCmd(t testing.TB, cmd *exec.Cmd) *proc {
 	t.Helper()
 	p := &proc{t: t, done: make(chan struct{}), cmd: cmd}
-	if p.cmd.Stdout == nil && p.cmd.Stderr == nil {
-		p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if p.cmd.Stdout == nil {
+		p.cmd.Stdout = &p.stdout
+	}
+	if p.cmd.Stderr == nil {
+		p.cmd.Stderr = &p.stderr
 	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %v: %v", cmd.Args, err)
