@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // takeInto runs `baton queue take ARGS…` with stdout out and returns its
@@ -201,6 +202,74 @@ func TestQueueTakeKilledMidWrite(t *testing.T) {
 		defer file.Close()
 		if code, stderr := takeInto(t, e, file, name); code != 0 {
 			t.Fatalf("take after the killed take: exit %d %q", code, stderr)
+		}
+		if b, _ := os.ReadFile(file.Name()); string(b) != item+"\n" {
+			t.Fatalf("the next take got %d bytes, want the item's %d and a newline", len(b), len(item))
+		}
+	})
+}
+
+// A take signalled while it writes the item (stdout a pipe nobody reads,
+// full, with the item larger than the pipe's buffer, so the write blocks)
+// gives the delivery up at once: it exits 128+15 saying the item stays in
+// the queue, having given its claim back, and the next take gets the item
+// whole. (It used to catch the signal and do nothing with it, blocked in
+// the write until the reader read: `systemctl stop` and Ctrl-C hung.)
+func TestQueueTakeSignalMidWrite(t *testing.T) {
+	t.Parallel()
+	eachStore(t, true, func(t *testing.T, st testStore, e []string) {
+		const name = "/qt-signalled"
+		item := strings.Repeat("y", 100<<10) // over a pipe's 64 KiB, under an argument's 128 KiB
+		if _, stderr, code := run(t, e, "queue", "put", name, item); code != 0 {
+			t.Fatalf("put: exit %d %q", code, stderr)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		size, err := unix.FcntlInt(r.Fd(), unix.F_GETPIPE_SZ, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size >= len(item) {
+			t.Fatalf("the pipe holds %d bytes: the item's %d would not block its write", size, len(item))
+		}
+		cmd := exec.Command(batonBin, "queue", "take", name)
+		cmd.Env = e
+		cmd.Stdout = w
+		p := startCmd(t, cmd) // stderr in p.stderr
+		w.Close()
+		waitReport(t, e, name, "the item claimed", func(r statusReport) bool { return r.Claimed == 1 }, p)
+		// The write blocks once the pipe is full.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, err := unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ) // FIONREAD: the bytes in the pipe
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == size {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the pipe holds %d of its %d bytes: the take's write is not blocked; stderr %q", n, size, p.stderr.String())
+			}
+			<-time.After(10 * time.Millisecond) // poll interval
+		}
+		p.signal(syscall.SIGTERM)
+		if code := p.wait(10 * time.Second); code != 128+int(syscall.SIGTERM) {
+			t.Fatalf("take signalled mid-write: exit %d %q, want 143", code, p.stderr.String())
+		}
+		if !strings.Contains(p.stderr.String(), "terminated while delivering the item (the item was not taken: it stays in the queue)") {
+			t.Fatalf("take signalled mid-write: stderr %q, want the item given back", p.stderr.String())
+		}
+		file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		if code, stderr := takeInto(t, e, file, name); code != 0 {
+			t.Fatalf("take after the signalled take: exit %d %q", code, stderr)
 		}
 		if b, _ := os.ReadFile(file.Name()); string(b) != item+"\n" {
 			t.Fatalf("the next take got %d bytes, want the item's %d and a newline", len(b), len(item))

@@ -24,7 +24,9 @@ type claimed struct {
 // name (waiting as long as timeout allows, and opening a new session and
 // waiting again after a loss, as `lock` waiters rejoin their line),
 // writes it to stdout followed by end, and only then removes it from
-// the queue. An item whose write fails stays in the queue.
+// the queue. An item whose write fails stays in the queue, and so does
+// one whose write a signal interrupts (exit 128+n, as a signal while
+// waiting): see deliver.
 func (m *Main) queueTake(ctx context.Context, sf *storeFlags, name string, kind queueKind, timeout, retry time.Duration, end []byte) error {
 	sigs := catchSignals()
 	defer sigs.stop()
@@ -44,7 +46,7 @@ func (m *Main) queueTake(ctx context.Context, sf *storeFlags, name string, kind 
 		}
 		return wrapExit(err, "queue take %s", name)
 	}
-	return m.deliver(name, c, end)
+	return m.deliver(sigs, name, c, end)
 }
 
 // claimItem claims the first item of kind on name. A name that holds no
@@ -71,15 +73,52 @@ func claimItem(ctx context.Context, s *baton.Session, name string, kind queueKin
 // meanwhile, so the write returns EPIPE instead of killing baton), the
 // claim is released and the item stays in the queue for the next
 // consumer.
-func (m *Main) deliver(name string, c claimed, end []byte) error {
+//
+// A caught signal (SIGINT, SIGTERM, SIGHUP) gives the delivery up: the
+// write runs in a goroutine of its own, as a write to a pipe whose reader
+// does not read blocks for as long as it does not (a pipe's file
+// descriptor is blocking: no write deadline applies to it), and deliver
+// returns at the signal, leaving it blocked until baton exits. The claim
+// is released, bounded by cleanupTimeout and cut short by another signal
+// (failing that it goes with the session as baton exits), the item is
+// not acknowledged, and the exit status is the signal's (128+n), as for a
+// signal while waiting. The reader may have got part of the item. Which
+// of a write that returns and a signal comes first is decided once, when
+// the write has returned: a signal caught by then (queued on sigs, even
+// while the write was returning) wins and the item is given back, though
+// it may have been written whole (at least once); a signal caught after
+// that is too late: the acknowledgement is sent (bounded by
+// cleanupTimeout), and baton exits as it went, 0 if it did. A signal
+// caught before deliver starts (between the claim and the write) gives
+// the item back unwritten.
+func (m *Main) deliver(sigs *signals, name string, c claimed, end []byte) error {
+	select {
+	case sig := <-sigs.c:
+		return giveBack(sigs, name, c, sig)
+	default:
+	}
+	wrote := make(chan error, 1)
+	b := append(c.it.Data, end...)
+	go func() { wrote <- writeFlushed(m.Stdout, b) }()
+	var werr error
+	select {
+	case sig := <-sigs.c:
+		return giveBack(sigs, name, c, sig)
+	case werr = <-wrote:
+	}
+	select {
+	case sig := <-sigs.c:
+		return giveBack(sigs, name, c, sig)
+	default:
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	if err := writeFlushed(m.Stdout, append(c.it.Data, end...)); err != nil {
+	if werr != nil {
 		if rerr := c.q.Release(ctx, c.it); rerr != nil {
 			// The claim goes with our session, when baton exits.
-			return fmt.Errorf("queue take %s: %w (the item was not taken: it goes back to the queue as baton exits; giving it back now failed: %v)", name, err, rerr)
+			return fmt.Errorf("queue take %s: %w (the item was not taken: it goes back to the queue as baton exits; giving it back now failed: %v)", name, werr, rerr)
 		}
-		return fmt.Errorf("queue take %s: %w (the item was not taken: it stays in the queue)", name, err)
+		return fmt.Errorf("queue take %s: %w (the item was not taken: it stays in the queue)", name, werr)
 	}
 	err := c.q.Ack(ctx, c.it)
 	switch {
@@ -89,6 +128,21 @@ func (m *Main) deliver(name string, c claimed, end []byte) error {
 		return fmt.Errorf("queue take %s: the item was written, but a consumer that does not honour claims took it too: %w", name, err)
 	}
 	return fmt.Errorf("queue take %s: the item was written but not removed from the queue, and may be delivered again: %w", name, err)
+}
+
+// giveBack releases c's claim after the signal sig gave its delivery up,
+// and returns sig's exit status (128+n) with a line saying where the item
+// is. The release is bounded by cleanupTimeout and cut short by another
+// signal.
+func giveBack(sigs *signals, name string, c claimed, sig os.Signal) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	ctx, stop := sigs.cancelling(ctx)
+	defer stop()
+	if rerr := c.q.Release(ctx, c.it); rerr != nil {
+		return exitWith(sigStatus(sig), fmt.Errorf("queue take %s: %v while delivering the item (the item was not taken: it goes back to the queue as baton exits; giving it back now failed: %v)", name, sig, rerr))
+	}
+	return exitWith(sigStatus(sig), fmt.Errorf("queue take %s: %v while delivering the item (the item was not taken: it stays in the queue)", name, sig))
 }
 
 // writeFlushed writes b to w and flushes it: to the disk for a regular
