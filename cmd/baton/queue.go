@@ -46,7 +46,9 @@ var queueSynopses = map[string]string{
 		"Claims the first item, writes it to stdout and only then removes it from the queue: if the\n" +
 		"write fails (a full disk, a closed pipe) the item stays in the queue, and if baton dies\n" +
 		"before removing it, the item goes back once its session ends (at least once). A queue that\n" +
-		"holds items of another kind only (--priority, --delay, or none of these) is refused (exit 2).",
+		"holds items of another kind only (--priority, --delay, or none of these) is refused (exit 2).\n" +
+		"SIGINT, SIGTERM or SIGHUP while it waits, or while it writes (to a reader that does not\n" +
+		"read), ends it with 128+n, the item left in the queue.",
 	"len": "queue len [--store URL] [--priority | --delay] NAME   (items of the other kinds: on stderr)",
 }
 
