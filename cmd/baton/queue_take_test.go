@@ -16,6 +16,8 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/batonhq/baton/internal/await"
 )
 
 // takeInto runs `baton queue take ARGS…` with stdout out and returns its
@@ -195,18 +197,26 @@ func TestQueueTakeKilledMidWrite(t *testing.T) {
 		waitReport(t, e, name, "the item claimed", func(r statusReport) bool { return r.Claimed == 1 })
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		file, err := os.Create(filepath.Join(t.TempDir(), "out"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer file.Close()
-		if code, stderr := takeInto(t, e, file, name); code != 0 {
-			t.Fatalf("take after the killed take: exit %d %q", code, stderr)
-		}
-		if b, _ := os.ReadFile(file.Name()); string(b) != item+"\n" {
-			t.Fatalf("the next take got %d bytes, want the item's %d and a newline", len(b), len(item))
-		}
+		takeWhole(t, e, name, item, "the killed take")
 	})
+}
+
+// takeWhole takes name's next item into a file and fails t unless it is
+// item whole, with its newline: what a take after an interrupted one
+// (after) must get.
+func takeWhole(t *testing.T, e []string, name, item, after string) {
+	t.Helper()
+	file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if code, stderr := takeInto(t, e, file, name); code != 0 {
+		t.Fatalf("take after %s: exit %d %q", after, code, stderr)
+	}
+	if b, _ := os.ReadFile(file.Name()); string(b) != item+"\n" {
+		t.Fatalf("the take after %s got %d bytes, want the item's %d and a newline", after, len(b), len(item))
+	}
 }
 
 // A take signalled while it writes the item (stdout a pipe nobody reads,
@@ -242,20 +252,10 @@ func TestQueueTakeSignalMidWrite(t *testing.T) {
 		w.Close()
 		waitReport(t, e, name, "the item claimed", func(r statusReport) bool { return r.Claimed == 1 }, p)
 		// The write blocks once the pipe is full.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		await.Until(t, 10*time.Second, "the pipe full, the take's write blocked", func() bool {
 			n, err := unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ) // FIONREAD: the bytes in the pipe
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == size {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the pipe holds %d of its %d bytes: the take's write is not blocked; stderr %q", n, size, p.stderr.String())
-			}
-			<-time.After(10 * time.Millisecond) // poll interval
-		}
+			return err == nil && n == size
+		})
 		p.signal(syscall.SIGTERM)
 		if code := p.wait(10 * time.Second); code != 128+int(syscall.SIGTERM) {
 			t.Fatalf("take signalled mid-write: exit %d %q, want 143", code, p.stderr.String())
@@ -263,16 +263,6 @@ func TestQueueTakeSignalMidWrite(t *testing.T) {
 		if !strings.Contains(p.stderr.String(), "terminated while delivering the item (the item was not taken: it stays in the queue)") {
 			t.Fatalf("take signalled mid-write: stderr %q, want the item given back", p.stderr.String())
 		}
-		file, err := os.Create(filepath.Join(t.TempDir(), "out"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer file.Close()
-		if code, stderr := takeInto(t, e, file, name); code != 0 {
-			t.Fatalf("take after the signalled take: exit %d %q", code, stderr)
-		}
-		if b, _ := os.ReadFile(file.Name()); string(b) != item+"\n" {
-			t.Fatalf("the next take got %d bytes, want the item's %d and a newline", len(b), len(item))
-		}
+		takeWhole(t, e, name, item, "the signalled take")
 	})
 }
