@@ -15,6 +15,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/backend"
+	"github.com/batonhq/baton/internal/await"
 )
 
 // The permit interop tests run baton's PermitSemaphore against Apache
@@ -242,6 +243,14 @@ func testInteropPermitMixed(t *testing.T, p peer, path, name string) {
 		}()
 	}
 	j.send(t, fmt.Sprintf("loop %d %d %s", javaThr, cycles, logPath))
+	// baton's goroutines start once a Curator thread is inside: started
+	// at once, they could finish their cycles before the JVM's threads
+	// take their first permit, and no holder would ever enter beside one
+	// of the other kind (it happened, on an idle machine).
+	await.Until(t, 30*time.Second, "a Curator thread inside", func() bool {
+		b, err := os.ReadFile(logPath)
+		return err == nil && strings.Contains(string(b), "E curator")
+	})
 	close(start)
 	if l := j.line(t, ctx); l != "done" {
 		t.Fatalf("Curator's threads: %q", l)
